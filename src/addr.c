@@ -1,0 +1,74 @@
+/* addr.c: name resolution and printable "address:port" strings. */
+#include "config.h"
+
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "fastcat.h"
+
+/*
+ * Resolve host and port into a list for socket(). passive: for bind(), a NULL
+ * host meaning "any". Returns 0, or EXIT_RUNTIME with the reason in err.
+ */
+int addr_resolve(const char *host, const char *port, int family, int socktype, int flags,
+                 struct addrinfo **res, char *err, size_t errlen)
+{
+	struct addrinfo hints;
+	int rc;
+
+	memset(&hints, 0, sizeof hints);
+	hints.ai_family = family;
+	hints.ai_socktype = socktype;
+	hints.ai_flags = flags | AI_NUMERICSERV;
+	rc = getaddrinfo(host, port, &hints, res);
+	if (rc == 0)
+		return 0;
+	if (rc == EAI_NONAME && (flags & AI_NUMERICHOST))
+		snprintf(err, errlen, "resolve %s: not a numeric address (-n)", host);
+	else if (rc == EAI_ADDRFAMILY || (rc == EAI_NONAME && family != AF_UNSPEC))
+		snprintf(err, errlen, "resolve %s: no %s address", host,
+		         family == AF_INET    ? "IPv4"
+		         : family == AF_INET6 ? "IPv6"
+		                              : "usable");
+	else
+		snprintf(err, errlen, "resolve %s: %s", host, gai_strerror(rc));
+	return EXIT_RUNTIME;
+}
+
+/* "127.0.0.1:9000", "[::1]:9000"; an IPv4-mapped IPv6 address prints as IPv4. */
+void addr_format(const struct sockaddr *sa, socklen_t len, char *out, size_t outlen)
+{
+	char host[NI_MAXHOST], serv[NI_MAXSERV];
+	const char *h = host;
+
+	if (getnameinfo(sa, len, host, sizeof host, serv, sizeof serv,
+	                NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
+		snprintf(out, outlen, "?");
+		return;
+	}
+	if (sa->sa_family == AF_INET6 && strncmp(host, "::ffff:", 7) == 0 && strchr(host + 7, '.'))
+		h = host + 7;
+	else if (sa->sa_family == AF_INET6) {
+		snprintf(out, outlen, "[%s]:%s", host, serv);
+		return;
+	}
+	snprintf(out, outlen, "%s:%s", h, serv);
+}
+
+/* The printable local (peer == 0) or remote (peer == 1) address of a socket. */
+void addr_format_fd(int fd, int peer, char *out, size_t outlen)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof ss;
+	int rc = peer ? getpeername(fd, (struct sockaddr *)&ss, &len)
+	              : getsockname(fd, (struct sockaddr *)&ss, &len);
+
+	if (rc != 0) {
+		snprintf(out, outlen, "?");
+		return;
+	}
+	addr_format((struct sockaddr *)&ss, len, out, outlen);
+}

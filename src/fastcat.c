@@ -1,0 +1,71 @@
+/* fastcat.c: main() as a table of contents: parse, open the endpoint, relay, report, exit. */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fastcat.h"
+
+/* Relay one connection and report it. Returns its exit status. */
+static int session_run(const struct config *cfg, struct endpoint *ep)
+{
+	struct session s;
+
+	memset(&s, 0, sizeof s);
+	s.cfg = cfg;
+	s.ep = ep;
+	s.sent.started = s.received.started = report_now();
+	relay_run(&s, STDIN_FILENO, STDOUT_FILENO);
+	report_print(&s, 1);
+	if (s.exit_status != EXIT_OK)
+		log_error("%s", s.error);
+	endpoint_close(ep);
+	return s.exit_status;
+}
+
+static int run_client(const struct config *cfg)
+{
+	struct endpoint ep = {.fd = -1};
+	char err[256];
+
+	if (endpoint_connect(cfg, &ep, err, sizeof err) != 0)
+		log_fatal(EXIT_RUNTIME, "%s", err);
+	return session_run(cfg, &ep);
+}
+
+/* Serve one connection, or with -k one after another until a stop signal. */
+static int run_listener(const struct config *cfg)
+{
+	struct listener l = {.fd = -1};
+	struct endpoint ep = {.fd = -1};
+	char err[256];
+	int status;
+
+	if (endpoint_listen(cfg, &l, err, sizeof err) != 0)
+		log_fatal(EXIT_RUNTIME, "%s", err);
+	do {
+		if (endpoint_accept(cfg, &l, &ep, err, sizeof err) != 0)
+			log_fatal(EXIT_RUNTIME, "%s", err);
+		if (!cfg->keep_listening)
+			listener_close(&l);
+		status = session_run(cfg, &ep);
+	} while (cfg->keep_listening && !signal_stop);
+	listener_close(&l);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct config cfg;
+	char err[512];
+	int rc = options_parse(argc, argv, &cfg, err, sizeof err);
+
+	if (rc < 0)
+		return EXIT_OK;
+	if (rc != 0)
+		log_fatal(EXIT_USAGE, "%s", err);
+	log_set_verbose(cfg.verbose);
+	signals_init();
+	return cfg.listen ? run_listener(&cfg) : run_client(&cfg);
+}

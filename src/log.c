@@ -1,0 +1,63 @@
+/* log.c: every message fastcat prints on stderr, with one prefix and one vocabulary. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "fastcat.h"
+
+static int verbose;
+
+void log_set_verbose(int on)
+{
+	verbose = on;
+}
+
+static void log_line(const char *kind, const char *fmt, va_list ap)
+{
+	char line[1024];
+
+	vsnprintf(line, sizeof line, fmt, ap);
+	/* One fprintf so concurrent writers to the same stderr never interleave a line. */
+	fprintf(stderr, "fastcat: %s%s\n", kind, line);
+}
+
+void log_verbose(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!verbose)
+		return;
+	va_start(ap, fmt);
+	log_line("", fmt, ap);
+	va_end(ap);
+}
+
+void log_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_line("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void log_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_line("", fmt, ap);
+	va_end(ap);
+}
+
+void log_fatal(int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_line("", fmt, ap);
+	va_end(ap);
+	exit(status);
+}

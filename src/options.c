@@ -1,0 +1,305 @@
+/* options.c: argv -> one struct config, with every range and combination check, and --help. */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "fastcat.h"
+
+/* Values for options that have no short letter. */
+enum {
+	OPT_READ_SIZE = 256,
+	OPT_WRITE_SIZE,
+	OPT_EXIT_ON_PEER_EOF,
+	OPT_NO_EXIT_ON_PEER_EOF,
+	OPT_SEND_ONLY,
+	OPT_REPORT,
+};
+
+static const char short_options[] = ":lk46nvhVB:O:I:w:Nq:d";
+
+static const struct option long_options[] = {
+    {"listen", no_argument, NULL, 'l'},
+    {"keep-listening", no_argument, NULL, 'k'},
+    {"numeric", no_argument, NULL, 'n'},
+    {"verbose", no_argument, NULL, 'v'},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    {"chunk-size", required_argument, NULL, 'B'},
+    {"read-size", required_argument, NULL, OPT_READ_SIZE},
+    {"write-size", required_argument, NULL, OPT_WRITE_SIZE},
+    {"sndbuf", required_argument, NULL, 'O'},
+    {"rcvbuf", required_argument, NULL, 'I'},
+    {"timeout", required_argument, NULL, 'w'},
+    {"exit-on-peer-eof", no_argument, NULL, OPT_EXIT_ON_PEER_EOF},
+    {"no-exit-on-peer-eof", no_argument, NULL, OPT_NO_EXIT_ON_PEER_EOF},
+    {"recv-only", no_argument, NULL, 'd'},
+    {"send-only", no_argument, NULL, OPT_SEND_ONLY},
+    {"report", optional_argument, NULL, OPT_REPORT},
+    {NULL, 0, NULL, 0},
+};
+
+static const char usage_text[] =
+    "usage: fastcat [options] host port          connect\n"
+    "       fastcat -l [options] [address] port  listen (port 0: any free port)\n"
+    "\n"
+    "Connection:\n"
+    "  -l, --listen             accept one connection instead of connecting\n"
+    "  -k, --keep-listening     with -l: serve successive connections, one at a time\n"
+    "  -4, -6                   IPv4 only, IPv6 only (default: both)\n"
+    "  -n, --numeric            numeric addresses only, never ask DNS\n"
+    "  -w, --timeout SECS       connect timeout, and idle timeout once connected\n"
+    "Speed:\n"
+    "  -B, --chunk-size SIZE    bytes per read() and write(), 1 to 64M (default 512K)\n"
+    "      --read-size SIZE     bytes per read() only\n"
+    "      --write-size SIZE    at most bytes per write() only\n"
+    "  -O, --sndbuf SIZE        SO_SNDBUF, set before connect/listen (default: kernel's)\n"
+    "  -I, --rcvbuf SIZE        SO_RCVBUF, same; setting it turns off TCP autotuning\n"
+    "End of data (EOF):\n"
+    "  stdin EOF: what is pending is sent, then the socket is half-closed\n"
+    "  (shutdown SHUT_WR) and fastcat reads on until the peer's EOF, then exits 0.\n"
+    "  Peer EOF: received data is flushed and stdout closed; sending goes on\n"
+    "  until stdin ends, as a half-closed peer still reads.\n"
+    "      --exit-on-peer-eof   exit once the peer's EOF is flushed (default when\n"
+    "                           stdin is a terminal); --no-exit-on-peer-eof: never\n"
+    "  -q SECS                  after stdin EOF wait at most SECS for the peer\n"
+    "  -d, --recv-only          do not read stdin\n"
+    "      --send-only          do not read the socket nor write stdout\n"
+    "  -N                       accepted for nc compatibility (always on)\n"
+    "Report:\n"
+    "  -v, --verbose            progress on stderr, and the report at exit\n"
+    "      --report[=human|json] throughput report on stderr at exit (and on SIGUSR1)\n"
+    "  -h, --help, -V, --version\n"
+    "\n"
+    "SIZE takes k/K/KiB, m/M/MiB, g/G/GiB suffixes (powers of 1024).\n"
+    "Exit status: 0 all data moved, 1 network or I/O failure, 2 usage error.\n";
+
+void options_usage(void)
+{
+	fputs(usage_text, stdout);
+}
+
+static int usage_error(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int usage_error(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return EXIT_USAGE;
+}
+
+/* The name an error message uses for an option: its letter if it has one. */
+static void option_label(int val, char *out, size_t len)
+{
+	if (val > 0 && val < 256) {
+		snprintf(out, len, "-%c", val);
+		return;
+	}
+	for (const struct option *o = long_options; o->name != NULL; o++)
+		if (o->val == val) {
+			snprintf(out, len, "--%s", o->name);
+			return;
+		}
+	snprintf(out, len, "option");
+}
+
+/* A size option: digits, a 1024-based suffix, and a range named in the error. */
+static int parse_size_option(int val, const char *arg, uint64_t min, uint64_t max, const char *what,
+                             const char *range, uint64_t *out, char *err, size_t errlen)
+{
+	char label[32];
+	uint64_t v;
+
+	option_label(val, label, sizeof label);
+	switch (units_parse_size(arg, &v)) {
+	case -1:
+		return usage_error(err, errlen,
+		                   "%s %s: invalid size (digits with an optional k/K/KiB, "
+		                   "m/M/MiB or g/G/GiB suffix)",
+		                   label, arg);
+	case -2: return usage_error(err, errlen, "%s %s: size too large", label, arg);
+	}
+	if (v < min || v > max)
+		return usage_error(err, errlen, "%s %s: %s must be %s", label, arg, what, range);
+	*out = v;
+	return 0;
+}
+
+static int parse_time_option(int val, const char *arg, int zero_ok, long *out, char *err,
+                             size_t errlen)
+{
+	char label[32];
+
+	option_label(val, label, sizeof label);
+	switch (units_parse_millis(arg, out)) {
+	case -1:
+		return usage_error(
+		    err, errlen, "%s %s: invalid time (seconds, e.g. 5, 0.5 or 500ms)", label, arg);
+	case -2: return usage_error(err, errlen, "%s %s: time too large", label, arg);
+	}
+	if (!zero_ok && *out == 0)
+		return usage_error(err, errlen, "%s %s: timeout must be greater than 0", label,
+		                   arg);
+	return 0;
+}
+
+static void config_defaults(struct config *cfg)
+{
+	memset(cfg, 0, sizeof *cfg);
+	cfg->family = AF_UNSPEC;
+	cfg->transport = &transport_default;
+	cfg->read_size = CHUNK_DEFAULT;
+	cfg->write_size = CHUNK_DEFAULT;
+	cfg->timeout_ms = -1;
+	cfg->quit_after_eof_ms = -1;
+	cfg->exit_on_peer_eof = -1; /* decided after parsing */
+	cfg->report = REPORT_NONE;
+}
+
+/* Flags seen on the command line that only matter for the checks after parsing. */
+struct seen {
+	int read_size, write_size, ipv4, ipv6;
+};
+
+static int apply_option(struct config *cfg, struct seen *seen, int c, const char *arg, char *err,
+                        size_t errlen)
+{
+	uint64_t v;
+	int rc = 0;
+
+	switch (c) {
+	case 'l': cfg->listen = 1; break;
+	case 'k': cfg->keep_listening = 1; break;
+	case '4':
+		seen->ipv4 = 1;
+		cfg->family = AF_INET;
+		break;
+	case '6':
+		seen->ipv6 = 1;
+		cfg->family = AF_INET6;
+		break;
+	case 'n': cfg->numeric = 1; break;
+	case 'v': cfg->verbose = 1; break;
+	case 'N': break;
+	case 'd': cfg->recv_only = 1; break;
+	case OPT_SEND_ONLY: cfg->send_only = 1; break;
+	case OPT_EXIT_ON_PEER_EOF: cfg->exit_on_peer_eof = 1; break;
+	case OPT_NO_EXIT_ON_PEER_EOF: cfg->exit_on_peer_eof = 0; break;
+	case 'B':
+	case OPT_READ_SIZE:
+	case OPT_WRITE_SIZE:
+		rc = parse_size_option(c, arg, CHUNK_MIN, CHUNK_MAX, "chunk size",
+		                       "1 byte to 64 MiB", &v, err, errlen);
+		if (rc != 0)
+			return rc;
+		if (c != OPT_WRITE_SIZE && (c == OPT_READ_SIZE || !seen->read_size))
+			cfg->read_size = (size_t)v;
+		if (c != OPT_READ_SIZE && (c == OPT_WRITE_SIZE || !seen->write_size))
+			cfg->write_size = (size_t)v;
+		seen->read_size |= c == OPT_READ_SIZE;
+		seen->write_size |= c == OPT_WRITE_SIZE;
+		break;
+	case 'O':
+	case 'I':
+		rc = parse_size_option(c, arg, 1, SOCKBUF_MAX, "socket buffer size",
+		                       "1 byte to 1 GiB", &v, err, errlen);
+		if (rc == 0)
+			*(c == 'O' ? &cfg->sndbuf : &cfg->rcvbuf) = (int)v;
+		break;
+	case 'w': rc = parse_time_option(c, arg, 0, &cfg->timeout_ms, err, errlen); break;
+	case 'q': rc = parse_time_option(c, arg, 1, &cfg->quit_after_eof_ms, err, errlen); break;
+	case OPT_REPORT:
+		if (arg == NULL || strcmp(arg, "human") == 0)
+			cfg->report = REPORT_HUMAN;
+		else if (strcmp(arg, "json") == 0)
+			cfg->report = REPORT_JSON;
+		else
+			rc = usage_error(err, errlen, "--report=%s: must be human or json", arg);
+		break;
+	}
+	return rc;
+}
+
+/* Positional arguments: "host port" to connect, "[address] port" to listen. */
+static int parse_operands(struct config *cfg, int argc, char **argv, char *err, size_t errlen)
+{
+	int port;
+
+	if (argc == 0)
+		return usage_error(err, errlen,
+		                   cfg->listen ? "-l: missing port" : "missing host and port");
+	if (argc == 1 && !cfg->listen)
+		return usage_error(err, errlen, "missing port");
+	if (argc > 2)
+		return usage_error(err, errlen, "unexpected argument '%s'", argv[2]);
+	cfg->port = argv[argc - 1];
+	cfg->host = argc == 2 ? argv[0] : NULL;
+	switch (units_parse_port(cfg->port, cfg->listen ? 0 : 1, &port)) {
+	case -1: return usage_error(err, errlen, "port %s: not a number", cfg->port);
+	case -2:
+		return usage_error(err, errlen, "port %s: must be %d to 65535", cfg->port,
+		                   cfg->listen ? 0 : 1);
+	}
+	if (cfg->host != NULL && cfg->host[0] == '\0')
+		return usage_error(err, errlen, "empty host name");
+	return 0;
+}
+
+/* Option combinations that cannot mean anything, one message each. */
+static int check_combinations(struct config *cfg, const struct seen *seen, char *err, size_t errlen)
+{
+	if (cfg->keep_listening && !cfg->listen)
+		return usage_error(err, errlen, "-k: needs -l");
+	if (seen->ipv4 && seen->ipv6)
+		return usage_error(err, errlen, "-4 and -6: pick one");
+	if (cfg->recv_only && cfg->send_only)
+		return usage_error(err, errlen, "--recv-only and --send-only: nothing would move");
+	if (cfg->exit_on_peer_eof < 0)
+		cfg->exit_on_peer_eof = isatty(STDIN_FILENO);
+	if (cfg->verbose && cfg->report == REPORT_NONE)
+		cfg->report = REPORT_HUMAN;
+	return 0;
+}
+
+/*
+ * Fill cfg from argv. Returns 0 to go on, EXIT_USAGE with the reason in err,
+ * or -1 when --help or --version was answered and fastcat should exit 0.
+ */
+int options_parse(int argc, char **argv, struct config *cfg, char *err, size_t errlen)
+{
+	struct seen seen = {0, 0, 0, 0};
+	char label[32];
+	int c, rc;
+
+	config_defaults(cfg);
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, short_options, long_options, NULL)) != -1) {
+		switch (c) {
+		case 'h': options_usage(); return -1;
+		case 'V': printf("fastcat %s\n", FASTCAT_VERSION); return -1;
+		case ':':
+			option_label(optopt, label, sizeof label);
+			return usage_error(err, errlen, "%s: option requires an argument", label);
+		case '?':
+			if (optopt != 0)
+				return usage_error(err, errlen, "-%c: unknown option", optopt);
+			return usage_error(err, errlen, "%s: unknown option", argv[optind - 1]);
+		default:
+			rc = apply_option(cfg, &seen, c, optarg, err, errlen);
+			if (rc != 0)
+				return rc;
+		}
+	}
+	rc = parse_operands(cfg, argc - optind, argv + optind, err, errlen);
+	if (rc != 0)
+		return rc;
+	return check_combinations(cfg, &seen, err, errlen);
+}

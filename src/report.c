@@ -1,0 +1,139 @@
+/* report.c: the monotonic clock and the throughput report, for people or as one JSON line. */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "fastcat.h"
+
+/* Seconds on CLOCK_MONOTONIC: rates must not jump when the wall clock is set. */
+double report_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double flow_seconds(const struct flow_stats *f, double now)
+{
+	double end = f->finished > 0 ? f->finished : now;
+
+	return f->started > 0 && end > f->started ? end - f->started : 0;
+}
+
+static double flow_rate(const struct flow_stats *f, double now)
+{
+	double secs = flow_seconds(f, now);
+
+	return secs > 0 ? (double)f->bytes / secs : 0;
+}
+
+static void print_human_flow(const char *name, const struct flow_stats *f, double now)
+{
+	char approx[32];
+	double rate = flow_rate(f, now);
+
+	units_format_bytes(f->bytes, approx, sizeof approx);
+	fprintf(stderr,
+	        "fastcat: %s %llu bytes (%s) in %.3f s: %.1f MiB/s, %.3f Gbit/s; "
+	        "%llu reads (mean %.0f B, max %zu B), %llu writes (mean %.0f B, max %zu B)\n",
+	        name, (unsigned long long)f->bytes, approx, flow_seconds(f, now),
+	        rate / (double)MIB, rate * 8 / 1e9, (unsigned long long)f->reads,
+	        f->reads ? (double)f->bytes / (double)f->reads : 0.0, f->max_read,
+	        (unsigned long long)f->writes,
+	        f->writes ? (double)f->bytes / (double)f->writes : 0.0, f->max_write);
+}
+
+static void print_human(const struct session *s, int sndbuf, int rcvbuf, double now)
+{
+	const struct config *cfg = s->cfg;
+	char rs[32], ws[32];
+
+	print_human_flow("sent", &s->sent, now);
+	print_human_flow("received", &s->received, now);
+	units_format_size(cfg->read_size, rs, sizeof rs);
+	units_format_size(cfg->write_size, ws, sizeof ws);
+	if (cfg->read_size == cfg->write_size)
+		fprintf(stderr, "fastcat: %s %s -> %s, chunk %s, SO_SNDBUF %d, SO_RCVBUF %d\n",
+		        cfg->transport->name, s->ep->local, s->ep->peer, rs, sndbuf, rcvbuf);
+	else
+		fprintf(stderr,
+		        "fastcat: %s %s -> %s, read %s, write %s, SO_SNDBUF %d, SO_RCVBUF %d\n",
+		        cfg->transport->name, s->ep->local, s->ep->peer, rs, ws, sndbuf, rcvbuf);
+}
+
+/* A JSON string literal; addresses and errors can hold quotes or control bytes. */
+static void json_string(char *out, size_t len, const char *s)
+{
+	size_t o = 0;
+
+	if (len < 3)
+		return;
+	out[o++] = '"';
+	for (; *s != '\0' && o + 8 < len; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			o += (size_t)snprintf(out + o, len - o, "\\%c", c);
+		else if (c < 0x20)
+			o += (size_t)snprintf(out + o, len - o, "\\u%04x", c);
+		else
+			out[o++] = (char)c;
+	}
+	out[o++] = '"';
+	out[o] = '\0';
+}
+
+static void json_flow(char *out, size_t len, const struct flow_stats *f, double now)
+{
+	snprintf(out, len,
+	         "{\"bytes\":%llu,\"seconds\":%.6f,\"bytes_per_second\":%.1f,\"syscalls\":%llu,"
+	         "\"reads\":%llu,\"writes\":%llu,\"max_read\":%zu,\"max_write\":%zu}",
+	         (unsigned long long)f->bytes, flow_seconds(f, now), flow_rate(f, now),
+	         (unsigned long long)(f->reads + f->writes), (unsigned long long)f->reads,
+	         (unsigned long long)f->writes, f->max_read, f->max_write);
+}
+
+static void print_json(const struct session *s, int final, int sndbuf, int rcvbuf, double now)
+{
+	const struct config *cfg = s->cfg;
+	char sent[512], received[512], local[160], peer[160], error[600];
+
+	json_flow(sent, sizeof sent, &s->sent, now);
+	json_flow(received, sizeof received, &s->received, now);
+	json_string(local, sizeof local, s->ep->local);
+	json_string(peer, sizeof peer, s->ep->peer);
+	if (s->error[0] != '\0')
+		json_string(error, sizeof error, s->error);
+	else
+		snprintf(error, sizeof error, "null");
+	fprintf(
+	    stderr,
+	    "{\"fastcat\":\"%s\",\"final\":%s,\"transport\":\"%s\",\"local\":%s,\"peer\":%s,"
+	    "\"chunk_size\":%zu,\"read_size\":%zu,\"write_size\":%zu,\"sndbuf\":%d,\"rcvbuf\":%d,"
+	    "\"sent\":%s,\"received\":%s,\"exit_status\":%d,\"error\":%s}\n",
+	    FASTCAT_VERSION, final ? "true" : "false", cfg->transport->name, local, peer,
+	    cfg->read_size > cfg->write_size ? cfg->read_size : cfg->write_size, cfg->read_size,
+	    cfg->write_size, sndbuf, rcvbuf, sent, received, s->exit_status, error);
+}
+
+/*
+ * Print what the session moved so far. The buffer sizes are read now, not at
+ * connect time, because TCP autotuning grows them during the transfer.
+ */
+void report_print(const struct session *s, int final)
+{
+	double now = report_now();
+	int sndbuf = s->ep->sndbuf, rcvbuf = s->ep->rcvbuf;
+
+	if (s->cfg->report == REPORT_NONE)
+		return;
+	if (s->ep->fd >= 0)
+		sock_read_buffers(s->ep->fd, &sndbuf, &rcvbuf);
+	if (s->cfg->report == REPORT_JSON)
+		print_json(s, final, sndbuf, rcvbuf, now);
+	else
+		print_human(s, sndbuf, rcvbuf, now);
+	fflush(stderr);
+}

@@ -1,0 +1,50 @@
+/* signals.c: handlers that only set flags; the relay loop acts on them. */
+#include "config.h"
+
+#include <signal.h>
+#include <string.h>
+
+#include "fastcat.h"
+
+volatile sig_atomic_t signal_stop;   /* SIGINT/SIGTERM number, 0 = none */
+volatile sig_atomic_t signal_report; /* SIGUSR1 seen, report due */
+
+static void on_stop(int sig)
+{
+	signal_stop = sig;
+}
+
+static void on_report(int sig)
+{
+	(void)sig;
+	signal_report = 1;
+}
+
+/*
+ * No SA_RESTART: a signal must interrupt a blocking poll() or connect() so
+ * the loop sees the flag at once. SIGPIPE is ignored so that a vanished
+ * reader shows up as EPIPE with a message instead of a silent death.
+ */
+void signals_init(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof sa);
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = on_stop;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_handler = on_report;
+	sigaction(SIGUSR1, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+}
+
+const char *signals_stop_name(void)
+{
+	switch (signal_stop) {
+	case SIGINT: return "SIGINT";
+	case SIGTERM: return "SIGTERM";
+	default: return "a signal";
+	}
+}

@@ -1,0 +1,90 @@
+/* sock.c: socket creation with the buffer sizes applied before connect/listen, and read back. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "fastcat.h"
+
+static int sock_set_buffer(int fd, int opt, int bytes, const char *name, char *err, size_t errlen)
+{
+	if (bytes == 0 || setsockopt(fd, SOL_SOCKET, opt, &bytes, sizeof bytes) == 0)
+		return 0;
+	snprintf(err, errlen, "setsockopt %s %d: %s", name, bytes, strerror(errno));
+	return -1;
+}
+
+/*
+ * A new close-on-exec socket of the configured transport with SO_SNDBUF and
+ * SO_RCVBUF already set: TCP fixes its window scale at the handshake, so the
+ * buffers must be in place before connect() or listen(). Returns the fd or -1.
+ */
+int sock_open(const struct config *cfg, int family, char *err, size_t errlen)
+{
+	const struct transport *t = cfg->transport;
+	int fd = socket(family, t->socktype, t->protocol);
+
+	if (fd < 0) {
+		snprintf(err, errlen, "socket: %s", strerror(errno));
+		return -1;
+	}
+	fcntl(fd, F_SETFD, FD_CLOEXEC);
+	if (sock_set_buffer(fd, SO_SNDBUF, cfg->sndbuf, "SO_SNDBUF", err, errlen) < 0 ||
+	    sock_set_buffer(fd, SO_RCVBUF, cfg->rcvbuf, "SO_RCVBUF", err, errlen) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int sock_set_nonblock(int fd, int on)
+{
+	int flags = fcntl(fd, F_GETFL);
+
+	if (flags < 0)
+		return -1;
+	flags = on ? flags | O_NONBLOCK : flags & ~O_NONBLOCK;
+	return fcntl(fd, F_SETFL, flags);
+}
+
+/* The sizes the kernel actually uses (Linux reports double the request). */
+void sock_read_buffers(int fd, int *sndbuf, int *rcvbuf)
+{
+	socklen_t len = sizeof *sndbuf;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_SNDBUF, sndbuf, &len) != 0)
+		*sndbuf = -1;
+	len = sizeof *rcvbuf;
+	if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, rcvbuf, &len) != 0)
+		*rcvbuf = -1;
+}
+
+/*
+ * A kernel grants either the request or, like Linux, twice it for its own
+ * bookkeeping. Anything else means a cap (net.core.wmem_max/rmem_max) or a
+ * floor was applied, and the user should know the buffer is not what they set.
+ */
+static void warn_one(const char *option, const char *sysctl, int requested, int granted)
+{
+	if (requested == 0 || granted == requested || granted == 2 * requested)
+		return;
+	if (granted < requested)
+		log_warn("%s %d: the kernel granted only %d bytes (capped by %s)", option,
+		         requested, granted, sysctl);
+	else if (granted < 2 * requested)
+		log_warn("%s %d: the kernel granted %d bytes, not %d (capped by %s)", option,
+		         requested, granted, 2 * requested, sysctl);
+	else
+		log_warn("%s %d: the kernel raised it to its minimum, %d bytes", option, requested,
+		         granted);
+}
+
+void sock_warn_capped(const struct config *cfg, int sndbuf, int rcvbuf)
+{
+	warn_one("--sndbuf", "net.core.wmem_max", cfg->sndbuf, sndbuf);
+	warn_one("--rcvbuf", "net.core.rmem_max", cfg->rcvbuf, rcvbuf);
+}

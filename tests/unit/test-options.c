@@ -1,0 +1,120 @@
+/* test-options.c: the command line fills struct config, and each bad line gets its message. */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fastcat.h"
+#include "tap.h"
+
+#define ARGV(...) argv_of("fastcat", __VA_ARGS__, (const char *)NULL)
+
+/* A writable argv, as main() gets it, built from string literals. */
+static char **argv_of(const char *first, ...)
+{
+	static char pool[16][80];
+	static char *argv[17];
+	const char *arg = first;
+	va_list ap;
+	int n = 0;
+
+	va_start(ap, first);
+	for (; arg != NULL && n < 16; n++, arg = va_arg(ap, const char *)) {
+		snprintf(pool[n], sizeof pool[n], "%s", arg);
+		argv[n] = pool[n];
+	}
+	va_end(ap);
+	argv[n] = NULL;
+	return argv;
+}
+
+static int parse(char **argv, struct config *cfg, char *err)
+{
+	int argc = 0;
+
+	while (argv[argc] != NULL)
+		argc++;
+	err[0] = '\0';
+	/* getopt keeps state between calls; glibc resets all of it only for 0. */
+#ifdef __GLIBC__
+	optind = 0;
+#else
+	optind = 1;
+#endif
+	return options_parse(argc, argv, cfg, err, 256);
+}
+
+static void usage_case(char **argv, const char *want)
+{
+	struct config cfg;
+	char err[256];
+	int rc = parse(argv, &cfg, err);
+
+	tap_ok(rc == EXIT_USAGE && strcmp(err, want) == 0, "'%s' (got %d '%s')", want, rc, err);
+}
+
+int main(void)
+{
+	struct config cfg;
+	char err[256];
+	char **v;
+
+	v = ARGV("example.org", "9000");
+	tap_ok(parse(v, &cfg, err) == 0 && !cfg.listen && strcmp(cfg.host, "example.org") == 0 &&
+	           strcmp(cfg.port, "9000") == 0 && cfg.read_size == CHUNK_DEFAULT &&
+	           cfg.write_size == CHUNK_DEFAULT && cfg.timeout_ms == -1 &&
+	           cfg.report == REPORT_NONE,
+	       "host port: connect with the defaults");
+
+	v = ARGV("-l", "0");
+	tap_ok(parse(v, &cfg, err) == 0 && cfg.listen && cfg.host == NULL, "-l 0: listen on any");
+
+	v = ARGV("-B", "4k", "--write-size", "1M", "-w", "1.5", "-v", "h", "1");
+	tap_ok(parse(v, &cfg, err) == 0 && cfg.read_size == 4096 && cfg.write_size == 1048576 &&
+	           cfg.timeout_ms == 1500 && cfg.report == REPORT_HUMAN,
+	       "-B sets both sizes, --write-size overrides one, -v turns on the report");
+
+	v = ARGV("--write-size", "1M", "-B", "4k", "h", "1");
+	tap_ok(parse(v, &cfg, err) == 0 && cfg.read_size == 4096 && cfg.write_size == 1048576,
+	       "--write-size wins over a later -B");
+
+	v = ARGV("--report=json", "-O", "64k", "-I", "1M", "h", "1");
+	tap_ok(parse(v, &cfg, err) == 0 && cfg.report == REPORT_JSON && cfg.sndbuf == 65536 &&
+	           cfg.rcvbuf == 1048576,
+	       "--report=json, -O and -I");
+
+	usage_case(ARGV("-B", "0", "h", "1"), "-B 0: chunk size must be 1 byte to 64 MiB");
+	usage_case(ARGV("-B", "65M", "h", "1"), "-B 65M: chunk size must be 1 byte to 64 MiB");
+	usage_case(
+	    ARGV("-B", "1e3", "h", "1"),
+	    "-B 1e3: invalid size (digits with an optional k/K/KiB, m/M/MiB or g/G/GiB suffix)");
+	usage_case(ARGV("-B", "99999999999999999999", "h", "1"),
+	           "-B 99999999999999999999: size too large");
+	usage_case(ARGV("--read-size", "0", "h", "1"),
+	           "--read-size 0: chunk size must be 1 byte to 64 MiB");
+	usage_case(ARGV("--sndbuf", "2G", "h", "1"),
+	           "-O 2G: socket buffer size must be 1 byte to 1 GiB");
+	usage_case(ARGV("h", "99999"), "port 99999: must be 1 to 65535");
+	usage_case(ARGV("h", "0"), "port 0: must be 1 to 65535");
+	usage_case(ARGV("-l", "99999"), "port 99999: must be 0 to 65535");
+	usage_case(ARGV("h", "http"), "port http: not a number");
+	usage_case(ARGV("-w", "abc", "h", "1"),
+	           "-w abc: invalid time (seconds, e.g. 5, 0.5 or 500ms)");
+	usage_case(ARGV("-w", "0", "h", "1"), "-w 0: timeout must be greater than 0");
+	usage_case(ARGV("--frobnicate", "h", "1"), "--frobnicate: unknown option");
+	usage_case(ARGV("-Z", "h", "1"), "-Z: unknown option");
+	usage_case(ARGV("-B"), "-B: option requires an argument");
+	usage_case(ARGV("--read-size"), "--read-size: option requires an argument");
+	usage_case(argv_of("fastcat", (const char *)NULL), "missing host and port");
+	usage_case(ARGV("h"), "missing port");
+	usage_case(ARGV("-l"), "-l: missing port");
+	usage_case(ARGV("h", "1", "x"), "unexpected argument 'x'");
+	usage_case(ARGV("-k", "h", "1"), "-k: needs -l");
+	usage_case(ARGV("-4", "-6", "h", "1"), "-4 and -6: pick one");
+	usage_case(ARGV("-d", "--send-only", "h", "1"),
+	           "--recv-only and --send-only: nothing would move");
+	usage_case(ARGV("--report=xml", "h", "1"), "--report=xml: must be human or json");
+	return tap_done();
+}
