@@ -14,12 +14,11 @@
 
 #define LISTEN_BACKLOG 16
 
-static void endpoint_describe(const struct config *cfg, struct endpoint *ep)
+static void endpoint_describe(struct endpoint *ep)
 {
 	addr_format_fd(ep->fd, 0, ep->local, sizeof ep->local);
 	addr_format_fd(ep->fd, 1, ep->peer, sizeof ep->peer);
 	sock_read_buffers(ep->fd, &ep->sndbuf, &ep->rcvbuf);
-	sock_warn_capped(cfg, ep->sndbuf, ep->rcvbuf);
 }
 
 static void format_duration(long ms, char *out, size_t len)
@@ -113,14 +112,13 @@ int endpoint_connect(const struct config *cfg, struct endpoint *ep, char *err, s
 		return EXIT_RUNTIME;
 	}
 	ep->fd = fd;
-	endpoint_describe(cfg, ep);
+	endpoint_describe(ep);
 	log_verbose("connected to %s (%s), SO_SNDBUF %d, SO_RCVBUF %d", ep->peer,
 	            cfg->transport->name, ep->sndbuf, ep->rcvbuf);
 	return 0;
 }
 
-static int bind_listen(const struct config *cfg, int fd, const struct sockaddr *sa, socklen_t len,
-                       char *err, size_t errlen)
+static int bind_listen(int fd, const struct sockaddr *sa, socklen_t len, char *err, size_t errlen)
 {
 	char where[80];
 	int on = 1;
@@ -130,7 +128,6 @@ static int bind_listen(const struct config *cfg, int fd, const struct sockaddr *
 		return 0;
 	addr_format(sa, len, where, sizeof where);
 	snprintf(err, errlen, "bind %s: %s", where, strerror(errno));
-	(void)cfg;
 	return -1;
 }
 
@@ -154,8 +151,8 @@ static int listen_any(const struct config *cfg, char *err, size_t errlen)
 			sin6.sin6_family = AF_INET6;
 			sin6.sin6_addr = in6addr_any;
 			sin6.sin6_port = htons((uint16_t)port);
-			if (bind_listen(cfg, fd, (struct sockaddr *)&sin6, sizeof sin6, err,
-			                errlen) == 0)
+			if (bind_listen(fd, (struct sockaddr *)&sin6, sizeof sin6, err, errlen) ==
+			    0)
 				return fd;
 			close(fd);
 			return -1;
@@ -170,7 +167,7 @@ static int listen_any(const struct config *cfg, char *err, size_t errlen)
 	sin.sin_family = AF_INET;
 	sin.sin_addr.s_addr = htonl(INADDR_ANY);
 	sin.sin_port = htons((uint16_t)port);
-	if (bind_listen(cfg, fd, (struct sockaddr *)&sin, sizeof sin, err, errlen) == 0)
+	if (bind_listen(fd, (struct sockaddr *)&sin, sizeof sin, err, errlen) == 0)
 		return fd;
 	close(fd);
 	return -1;
@@ -192,7 +189,7 @@ static int listen_on_host(const struct config *cfg, char *err, size_t errlen)
 			int on = 1;
 			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof on);
 		}
-		if (bind_listen(cfg, fd, ai->ai_addr, ai->ai_addrlen, err, errlen) != 0) {
+		if (bind_listen(fd, ai->ai_addr, ai->ai_addrlen, err, errlen) != 0) {
 			close(fd);
 			fd = -1;
 		}
@@ -213,8 +210,7 @@ int endpoint_listen(const struct config *cfg, struct listener *l, char *err, siz
 }
 
 /* Wait for the next connection. 0, or EXIT_RUNTIME (also on SIGINT/SIGTERM). */
-int endpoint_accept(const struct config *cfg, struct listener *l, struct endpoint *ep, char *err,
-                    size_t errlen)
+int endpoint_accept(struct listener *l, struct endpoint *ep, char *err, size_t errlen)
 {
 	int fd;
 
@@ -231,7 +227,7 @@ int endpoint_accept(const struct config *cfg, struct listener *l, struct endpoin
 	}
 	sock_set_nonblock(fd, 1);
 	ep->fd = fd;
-	endpoint_describe(cfg, ep);
+	endpoint_describe(ep);
 	log_verbose("connection from %s, SO_SNDBUF %d, SO_RCVBUF %d", ep->peer, ep->sndbuf,
 	            ep->rcvbuf);
 	return 0;

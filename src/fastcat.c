@@ -45,7 +45,7 @@ static int run_listener(const struct config *cfg)
 	if (endpoint_listen(cfg, &l, err, sizeof err) != 0)
 		log_fatal(EXIT_RUNTIME, "%s", err);
 	do {
-		if (endpoint_accept(cfg, &l, &ep, err, sizeof err) != 0)
+		if (endpoint_accept(&l, &ep, err, sizeof err) != 0)
 			log_fatal(EXIT_RUNTIME, "%s", err);
 		if (!cfg->keep_listening)
 			listener_close(&l);

@@ -117,7 +117,7 @@ void addr_format_fd(int, int, char *, size_t);
 /* endpoint.c */
 int endpoint_connect(const struct config *, struct endpoint *, char *, size_t);
 int endpoint_listen(const struct config *, struct listener *, char *, size_t);
-int endpoint_accept(const struct config *, struct listener *, struct endpoint *, char *, size_t);
+int endpoint_accept(struct listener *, struct endpoint *, char *, size_t);
 void endpoint_close(struct endpoint *);
 void listener_close(struct listener *);
 
@@ -159,7 +159,6 @@ const char *signals_stop_name(void);
 int sock_open(const struct config *, int, char *, size_t);
 int sock_set_nonblock(int, int);
 void sock_read_buffers(int, int *, int *);
-void sock_warn_capped(const struct config *, int, int);
 
 /* transport.c */
 const struct transport *transport_find(const char *);

@@ -112,13 +112,12 @@ static void option_label(int val, char *out, size_t len)
 }
 
 /* A size option: digits, a 1024-based suffix, and a range named in the error. */
-static int parse_size_option(int val, const char *arg, uint64_t min, uint64_t max, const char *what,
-                             const char *range, uint64_t *out, char *err, size_t errlen)
+static int parse_size_option(const char *label, const char *arg, uint64_t min, uint64_t max,
+                             const char *what, const char *range, uint64_t *out, char *err,
+                             size_t errlen)
 {
-	char label[32];
 	uint64_t v;
 
-	option_label(val, label, sizeof label);
 	switch (units_parse_size(arg, &v)) {
 	case -1:
 		return usage_error(err, errlen,
@@ -133,12 +132,9 @@ static int parse_size_option(int val, const char *arg, uint64_t min, uint64_t ma
 	return 0;
 }
 
-static int parse_time_option(int val, const char *arg, int zero_ok, long *out, char *err,
+static int parse_time_option(const char *label, const char *arg, int zero_ok, long *out, char *err,
                              size_t errlen)
 {
-	char label[32];
-
-	option_label(val, label, sizeof label);
 	switch (units_parse_millis(arg, out)) {
 	case -1:
 		return usage_error(
@@ -167,6 +163,7 @@ static void config_defaults(struct config *cfg)
 /* Flags seen on the command line that only matter for the checks after parsing. */
 struct seen {
 	int read_size, write_size, ipv4, ipv6;
+	char label[32]; /* the option being applied, as typed: "-B" or "--chunk-size" */
 };
 
 static int apply_option(struct config *cfg, struct seen *seen, int c, const char *arg, char *err,
@@ -196,7 +193,7 @@ static int apply_option(struct config *cfg, struct seen *seen, int c, const char
 	case 'B':
 	case OPT_READ_SIZE:
 	case OPT_WRITE_SIZE:
-		rc = parse_size_option(c, arg, CHUNK_MIN, CHUNK_MAX, "chunk size",
+		rc = parse_size_option(seen->label, arg, CHUNK_MIN, CHUNK_MAX, "chunk size",
 		                       "1 byte to 64 MiB", &v, err, errlen);
 		if (rc != 0)
 			return rc;
@@ -209,13 +206,15 @@ static int apply_option(struct config *cfg, struct seen *seen, int c, const char
 		break;
 	case 'O':
 	case 'I':
-		rc = parse_size_option(c, arg, 1, SOCKBUF_MAX, "socket buffer size",
+		rc = parse_size_option(seen->label, arg, 1, SOCKBUF_MAX, "socket buffer size",
 		                       "1 byte to 1 GiB", &v, err, errlen);
 		if (rc == 0)
 			*(c == 'O' ? &cfg->sndbuf : &cfg->rcvbuf) = (int)v;
 		break;
-	case 'w': rc = parse_time_option(c, arg, 0, &cfg->timeout_ms, err, errlen); break;
-	case 'q': rc = parse_time_option(c, arg, 1, &cfg->quit_after_eof_ms, err, errlen); break;
+	case 'w': rc = parse_time_option(seen->label, arg, 0, &cfg->timeout_ms, err, errlen); break;
+	case 'q':
+		rc = parse_time_option(seen->label, arg, 1, &cfg->quit_after_eof_ms, err, errlen);
+		break;
 	case OPT_REPORT:
 		if (arg == NULL || strcmp(arg, "human") == 0)
 			cfg->report = REPORT_HUMAN;
@@ -275,13 +274,15 @@ static int check_combinations(struct config *cfg, const struct seen *seen, char 
  */
 int options_parse(int argc, char **argv, struct config *cfg, char *err, size_t errlen)
 {
-	struct seen seen = {0, 0, 0, 0};
+	struct seen seen;
 	char label[32];
-	int c, rc;
+	int c, rc, longindex;
 
 	config_defaults(cfg);
+	memset(&seen, 0, sizeof seen);
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, short_options, long_options, NULL)) != -1) {
+	while ((longindex = -1,
+	        c = getopt_long(argc, argv, short_options, long_options, &longindex)) != -1) {
 		switch (c) {
 		case 'h': options_usage(); return -1;
 		case 'V': printf("fastcat %s\n", FASTCAT_VERSION); return -1;
@@ -293,6 +294,11 @@ int options_parse(int argc, char **argv, struct config *cfg, char *err, size_t e
 				return usage_error(err, errlen, "-%c: unknown option", optopt);
 			return usage_error(err, errlen, "%s: unknown option", argv[optind - 1]);
 		default:
+			if (longindex >= 0)
+				snprintf(seen.label, sizeof seen.label, "--%s",
+				         long_options[longindex].name);
+			else
+				option_label(c, seen.label, sizeof seen.label);
 			rc = apply_option(cfg, &seen, c, optarg, err, errlen);
 			if (rc != 0)
 				return rc;

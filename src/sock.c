@@ -3,12 +3,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "fastcat.h"
+
+static void sock_warn_capped(const struct config *, int, int);
 
 static int sock_set_buffer(int fd, int opt, int bytes, const char *name, char *err, size_t errlen)
 {
@@ -37,6 +40,11 @@ int sock_open(const struct config *cfg, int family, char *err, size_t errlen)
 	    sock_set_buffer(fd, SO_RCVBUF, cfg->rcvbuf, "SO_RCVBUF", err, errlen) < 0) {
 		close(fd);
 		return -1;
+	}
+	if (cfg->sndbuf != 0 || cfg->rcvbuf != 0) {
+		int sndbuf, rcvbuf;
+		sock_read_buffers(fd, &sndbuf, &rcvbuf);
+		sock_warn_capped(cfg, sndbuf, rcvbuf);
 	}
 	return fd;
 }
@@ -70,20 +78,23 @@ void sock_read_buffers(int fd, int *sndbuf, int *rcvbuf)
  */
 static void warn_one(const char *option, const char *sysctl, int requested, int granted)
 {
+	char size[32];
+
 	if (requested == 0 || granted == requested || granted == 2 * requested)
 		return;
+	units_format_size((uint64_t)requested, size, sizeof size);
 	if (granted < requested)
-		log_warn("%s %d: the kernel granted only %d bytes (capped by %s)", option,
-		         requested, granted, sysctl);
+		log_warn("%s %s: the kernel granted only %d bytes (capped by %s)", option, size,
+		         granted, sysctl);
 	else if (granted < 2 * requested)
-		log_warn("%s %d: the kernel granted %d bytes, not %d (capped by %s)", option,
-		         requested, granted, 2 * requested, sysctl);
+		log_warn("%s %s: the kernel granted %d bytes, not %d (capped by %s)", option, size,
+		         granted, 2 * requested, sysctl);
 	else
-		log_warn("%s %d: the kernel raised it to its minimum, %d bytes", option, requested,
+		log_warn("%s %s: the kernel raised it to its minimum, %d bytes", option, size,
 		         granted);
 }
 
-void sock_warn_capped(const struct config *cfg, int sndbuf, int rcvbuf)
+static void sock_warn_capped(const struct config *cfg, int sndbuf, int rcvbuf)
 {
 	warn_one("--sndbuf", "net.core.wmem_max", cfg->sndbuf, sndbuf);
 	warn_one("--rcvbuf", "net.core.rmem_max", cfg->rcvbuf, rcvbuf);

@@ -95,7 +95,7 @@ int main(void)
 	usage_case(ARGV("--read-size", "0", "h", "1"),
 	           "--read-size 0: chunk size must be 1 byte to 64 MiB");
 	usage_case(ARGV("--sndbuf", "2G", "h", "1"),
-	           "-O 2G: socket buffer size must be 1 byte to 1 GiB");
+	           "--sndbuf 2G: socket buffer size must be 1 byte to 1 GiB");
 	usage_case(ARGV("h", "99999"), "port 99999: must be 1 to 65535");
 	usage_case(ARGV("h", "0"), "port 0: must be 1 to 65535");
 	usage_case(ARGV("-l", "99999"), "port 99999: must be 0 to 65535");

@@ -1,0 +1,349 @@
+# helpers.bash - shared by every tests/*.bats file (load with `load helpers`).
+#
+# Can also be sourced by plain bash (e.g. inside `unshare -n bash -c ...`): the
+# bats libraries are only loaded when running under bats.
+#
+# Conventions
+#   * every background process is started through bg_start/bg_listen, which
+#     closes fd 3 (bats' output channel) and records the PID in FC_PIDS;
+#     fc_cleanup (called from the default teardown) kills exactly those PIDs
+#     (and their own children), never anything by name.
+#   * no fixed sleeps for readiness: wait_for_line polls every 0.05 s with a
+#     deadline; wait_exit polls for a PID to end with a deadline.
+#   * files live in $BATS_TEST_TMPDIR (or $BATS_FILE_TMPDIR in setup_file).
+
+if declare -F bats_load_library >/dev/null 2>&1; then
+  bats_require_minimum_version 1.5.0
+  bats_load_library bats-support
+  bats_load_library bats-assert
+fi
+
+: "${FASTCAT:?set FASTCAT to the absolute path of the fastcat binary}"
+
+FC_DEADLINE=${FC_DEADLINE:-10}   # seconds to wait for a listener's port line
+FC_TIMEOUT=${FC_TIMEOUT:-100}    # seconds a foreground command may run (io/fcx)
+FC_PIDS=()
+
+# Directory for this test's files.
+tdir() { printf '%s\n' "${BATS_TEST_TMPDIR:-${BATS_FILE_TMPDIR:?}}"; }
+
+# Microseconds since the epoch (EPOCHREALTIME uses the locale's decimal mark).
+now_us() { local t=$EPOCHREALTIME; printf '%s\n' "${t//[.,]/}"; }
+# Milliseconds elapsed since a now_us value.
+elapsed_ms() { echo $(( ($(now_us) - $1) / 1000 )); }
+
+# ---------------------------------------------------------------- processes
+
+fc_track() { FC_PIDS+=("$@"); }
+
+# True while PID exists and is not a zombie.
+is_alive() {
+  local s
+  s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+  s=${s##*) }
+  [[ ${s%% *} != Z ]]
+}
+
+_descendants() {
+  local c
+  for c in $(ps -o pid= --ppid "$1" 2>/dev/null); do
+    _descendants "$c"
+    echo "$c"
+  done
+}
+
+# wait_exit VAR PID [SECS]: poll until PID has exited (deadline SECS, default
+# 30) and store its exit status in VAR. Returns 1 (test fails) on timeout.
+wait_exit() {
+  local __var=$1 __pid=$2 __secs=${3:-30} __start __rc=0
+  __start=$(now_us)
+  while is_alive "$__pid"; do
+    if (( $(now_us) - __start > __secs * 1000000 )); then
+      echo "# pid $__pid ($(tr '\0' ' ' <"/proc/$__pid/cmdline" 2>/dev/null)) still running after ${__secs}s" >&2
+      printf -v "$__var" '%s' timeout
+      return 1
+    fi
+    sleep 0.05
+  done
+  wait "$__pid" 2>/dev/null || __rc=$?
+  printf -v "$__var" '%s' "$__rc"
+}
+
+# Kill (TERM, then KILL after 3 s) every PID this test started, plus their
+# children, and reap them.
+fc_cleanup() {
+  local pid all=() start
+  for pid in "${FC_PIDS[@]}"; do
+    is_alive "$pid" || continue
+    all+=($(_descendants "$pid") "$pid")
+  done
+  if ((${#all[@]})); then
+    kill -TERM "${all[@]}" 2>/dev/null || true
+    start=$(now_us)
+    for pid in "${all[@]}"; do
+      while is_alive "$pid" && (( $(now_us) - start < 3000000 )); do sleep 0.05; done
+    done
+    kill -KILL "${all[@]}" 2>/dev/null || true
+  fi
+  for pid in "${FC_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+  FC_PIDS=()
+}
+
+# Show the stderr files of background processes when a test failed.
+dump_logs() {
+  local f d
+  d=$(tdir)
+  [[ -z ${BATS_TEST_COMPLETED:-} ]] || return 0
+  for f in "$d"/*.err; do
+    [[ -s $f ]] || continue
+    echo "# --- ${f##*/} (last 20 lines):"
+    tail -n 20 "$f" | sed 's/^/#   /'
+  done >&2
+}
+
+# Default teardown; a .bats file may define its own that calls these.
+teardown() { dump_logs; fc_cleanup; }
+
+# bg_start NAME IN OUT cmd...: run cmd in the background with stdin IN,
+# stdout OUT, stderr $(tdir)/NAME.err, fd 3 closed. Stdin is opened first
+# (matters for FIFOs). Sets NAME_PID.
+bg_start() {
+  local name=$1 in=$2 out=$3 err
+  shift 3
+  err=$(tdir)/$name.err
+  "$@" <"$in" >"$out" 2>"$err" 3>&- &
+  fc_track "$!"
+  printf -v "${name}_PID" '%s' "$!"
+}
+
+# wait_for_line FILE ERE [PID] [SECS]: poll FILE until a line matches ERE.
+# Fails early if PID exits first, or at the deadline.
+wait_for_line() {
+  local file=$1 re=$2 pid=${3:-} secs=${4:-$FC_DEADLINE} start
+  start=$(now_us)
+  until grep -Eq -- "$re" "$file" 2>/dev/null; do
+    if [[ -n $pid ]] && ! is_alive "$pid"; then
+      grep -Eq -- "$re" "$file" 2>/dev/null && return 0
+      { echo "# pid $pid exited before printing /$re/ in ${file##*/}:"; sed 's/^/#   /' "$file"; } >&2
+      return 1
+    fi
+    if (( $(now_us) - start > secs * 1000000 )); then
+      { echo "# timeout (${secs}s) waiting for /$re/ in ${file##*/}:"; sed 's/^/#   /' "$file"; } >&2
+      return 1
+    fi
+    sleep 0.05
+  done
+}
+
+# wait_for_count FILE ERE N [PID] [SECS]: until at least N lines match.
+wait_for_count() {
+  local file=$1 re=$2 n=$3 pid=${4:-} secs=${5:-$FC_DEADLINE} start c
+  start=$(now_us)
+  while :; do
+    c=$(grep -Ec -- "$re" "$file" 2>/dev/null) || true
+    (( ${c:-0} >= n )) && return 0
+    if [[ -n $pid ]] && ! is_alive "$pid"; then
+      c=$(grep -Ec -- "$re" "$file" 2>/dev/null) || true
+      (( ${c:-0} >= n )) && return 0
+      echo "# pid $pid exited with ${c:-0}/$n lines /$re/ in ${file##*/}" >&2
+      return 1
+    fi
+    if (( $(now_us) - start > secs * 1000000 )); then
+      echo "# timeout (${secs}s): ${c:-0}/$n lines /$re/ in ${file##*/}" >&2
+      return 1
+    fi
+    sleep 0.05
+  done
+}
+
+# wait_for_size FILE BYTES [SECS]: until FILE holds at least BYTES bytes.
+wait_for_size() {
+  local file=$1 want=$2 secs=${3:-$FC_DEADLINE} start have
+  start=$(now_us)
+  while :; do
+    have=$(stat -c %s "$file" 2>/dev/null) || have=0
+    (( have >= want )) && return 0
+    if (( $(now_us) - start > secs * 1000000 )); then
+      echo "# timeout (${secs}s): ${file##*/} has $have of $want bytes" >&2
+      return 1
+    fi
+    sleep 0.05
+  done
+}
+
+# bg_listen NAME IN OUT ERE cmd...: start a listener whose stderr prints its
+# port; ERE's first group is the port. Sets NAME_PID and NAME_PORT.
+# The listener opens stdout before stdin (so FIFO pairs cannot deadlock).
+bg_listen() {
+  local name=$1 in=$2 out=$3 re=$4 err pid port
+  shift 4
+  err=$(tdir)/$name.err
+  "$@" >"$out" 2>"$err" <"$in" 3>&- &
+  pid=$!
+  fc_track "$pid"
+  printf -v "${name}_PID" '%s' "$pid"
+  wait_for_line "$err" "$re" "$pid" || return 1
+  port=$(sed -nE "s/.*$re/\\1/p" "$err" | head -n 1)
+  if ! [[ $port =~ ^[0-9]+$ ]] || (( port < 1 || port > 65535 )); then
+    echo "# $name: could not read a port from ${err##*/}: '$port'" >&2
+    return 1
+  fi
+  printf -v "${name}_PORT" '%s' "$port"
+}
+
+_listen_args() {  # parses --in/--out/--addr into _in/_out/_addr, rest in _rest
+  _in=/dev/null _out=$(tdir)/$1.out _addr=127.0.0.1
+  shift
+  while (($#)); do
+    case $1 in
+      --in) _in=$2; shift 2 ;;
+      --out) _out=$2; shift 2 ;;
+      --addr) _addr=$2; shift 2 ;;
+      --) shift; break ;;
+      *) break ;;
+    esac
+  done
+  _rest=("$@")
+}
+
+# fc_listen NAME [--in F] [--out F] [--addr A] [--] [fastcat options...]
+# Runs: ${FC_PREFIX[@]} $FASTCAT -v -l OPTIONS ADDR 0 (ADDR '' = none).
+# Defaults: stdin /dev/null, stdout $(tdir)/NAME.out, addr 127.0.0.1.
+fc_listen() {
+  local name=$1 _in _out _addr _rest a=()
+  _listen_args "$@"
+  [[ -n $_addr ]] && a=("$_addr")
+  bg_listen "$name" "$_in" "$_out" 'listening on .*:([0-9]+)$' \
+    "${FC_PREFIX[@]}" "$FASTCAT" -v -l "${_rest[@]}" "${a[@]}" 0
+}
+
+# nc_listen NAME [--in F] [--out F] [--addr A] [--] [nc options...]
+# nc.openbsd -l -v prints "Listening on localhost 36507" on stderr.
+nc_listen() {
+  local name=$1 _in _out _addr _rest
+  _listen_args "$@"
+  bg_listen "$name" "$_in" "$_out" '^Listening on .* ([0-9]+)$' \
+    nc.openbsd -l -v "${_rest[@]}" "$_addr" 0
+}
+
+# socat_listen NAME [--in F] [--out F] [--] socat arguments (with a
+# TCP-LISTEN:0,... address). socat -d -d prints
+# "... N listening on AF=2 127.0.0.1:60337".
+socat_listen() {
+  local name=$1 _in _out _addr _rest
+  _listen_args "$@"
+  bg_listen "$name" "$_in" "$_out" 'listening on AF=[0-9]+ .*:([0-9]+)$' \
+    socat -d -d "${_rest[@]}"
+}
+
+# io IN OUT cmd...: foreground command with stdin/stdout redirected and a
+# timeout (exit 124 on timeout). Use as: run -0 io in out cmd...
+io() {
+  local in=$1 out=$2
+  shift 2
+  timeout -k 5 "$FC_TIMEOUT" "$@" <"$in" >"$out"
+}
+# fcx IN OUT fastcat-args...: fastcat in the foreground (see io).
+fcx() { local in=$1 out=$2; shift 2; io "$in" "$out" "$FASTCAT" "$@"; }
+
+# closed_port [ADDR]: sets CLOSED_PORT to a port that had a fastcat listener
+# a moment ago (now killed), so connecting to it is refused.
+closed_port() {
+  local rc
+  fc_listen CLOSED --addr "${1:-127.0.0.1}" || return 1
+  kill -KILL "$CLOSED_PID"
+  wait_exit rc "$CLOSED_PID" 10
+  CLOSED_PORT=$CLOSED_PORT
+}
+
+# Hold the write end of a FIFO open (so its reader never sees EOF) until
+# NAME is killed: hold_open NAME FIFO [SECS].
+hold_open() { bg_start "$1" /dev/null "$2" sleep "${3:-60}"; }
+
+# ------------------------------------------------------------------ payloads
+
+# mkpayload FILE BYTES: random bytes.
+mkpayload() { head -c "$2" /dev/urandom >"$1"; }
+
+sha_of() { local h; h=$(sha256sum <"$1") && printf '%s\n' "${h%% *}"; }
+
+# assert_same_bytes EXPECTED GOT: byte-exact (sha256 and size).
+assert_same_bytes() {
+  local exp=$1 got=$2 he hg se sg
+  [[ -f $got ]] || { fail "output file $got does not exist"; return 1; }
+  he=$(sha_of "$exp"); hg=$(sha_of "$got")
+  se=$(stat -c %s "$exp"); sg=$(stat -c %s "$got")
+  if [[ $he != "$hg" || $se != "$sg" ]]; then
+    fail "payload mismatch: expected ${exp##*/} ($se B, sha256 ${he:0:16}...), got ${got##*/} ($sg B, sha256 ${hg:0:16}...)"
+    return 1
+  fi
+}
+
+# ------------------------------------------------------------------ reports
+
+# json_report FILE [N]: the Nth (default: last) line of FILE that starts
+# with {"fastcat":, checked to be one JSON object.
+json_report() {
+  local file=$1 n=${2:-} line
+  if [[ -n $n ]]; then
+    line=$(grep '^{"fastcat":' "$file" | sed -n "${n}p")
+  else
+    line=$(grep '^{"fastcat":' "$file" | tail -n 1)
+  fi
+  [[ -n $line ]] || { echo "# no JSON report line in ${file##*/}" >&2; return 1; }
+  jq -e 'type == "object"' >/dev/null <<<"$line" || { echo "# not a JSON object: $line" >&2; return 1; }
+  printf '%s\n' "$line"
+}
+
+# jq_is JSON FILTER EXPECTED: assert jq -r FILTER on JSON prints EXPECTED.
+jq_is() {
+  local got
+  got=$(jq -r "$2" <<<"$1") || { fail "jq '$2' failed on: $1"; return 1; }
+  [[ $got == "$3" ]] || { fail "jq '$2': expected '$3', got '$got' in: $1"; return 1; }
+}
+
+# jq_true JSON FILTER: assert the jq boolean FILTER is true.
+jq_true() {
+  jq -e "$2" >/dev/null <<<"$1" || { fail "not true: jq '$2' on: $1"; return 1; }
+}
+
+# ------------------------------------------------------------------ strace
+
+# check_strace_sizes PREFIX MAX_READ MAX_WRITE: PREFIX.* are strace -ff -s 0
+# outputs of one fastcat run (trace=read,write,recvfrom,sendto,connect,
+# accept,accept4). On the data fds (0, 1 and the connected socket) no read
+# may ask for or get more than MAX_READ bytes and no write more than
+# MAX_WRITE. Prints per-kind maxima; fails if any data fd saw no traffic.
+check_strace_sizes() {
+  cat "$1".* | perl -e '
+    my ($lr, $lw) = @ARGV; my (@lines, %sock, %max, %cnt); my $bad = 0;
+    while (<STDIN>) { s/^\d+\s+//; push @lines, $_;
+      $sock{$1} = 1 if /^connect\((\d+),/;
+      $sock{$1} = 1 if /^accept4?\(.*=\s+(\d+)\s*$/; }
+    die "no connect/accept line in trace\n" unless %sock;
+    for (@lines) {
+      next unless /^(read|write|recvfrom|sendto)\((\d+), ""(?:\.\.\.)?, (\d+)\b.*=\s+(-?\d+)/;
+      my ($sc, $fd, $n, $ret) = ($1, $2, $3, $4);
+      my $k = $fd == 0 ? "stdin" : $fd == 1 ? "stdout" : $sock{$fd} ? "sock" : next;
+      my $d = $sc =~ /^(read|recvfrom)$/ ? "read" : "write";
+      my $lim = $d eq "read" ? $lr : $lw;
+      if ($n > $lim || $ret > $lim) { print "TOO BIG (limit $lim): $_"; $bad++; }
+      $cnt{"$d $k"}++;
+      $max{"$d $k"} = $ret if $ret > ($max{"$d $k"} // -1);
+    }
+    for my $k ("read stdin", "write sock", "read sock", "write stdout") {
+      printf "%s: %d calls, max %d\n", $k, $cnt{$k} // 0, $max{$k} // -1;
+      $bad++ unless ($max{$k} // 0) > 0;
+    }
+    exit($bad ? 1 : 0);' "$2" "$3"
+}
+
+# --------------------------------------------------------------- environment
+
+ipv6_ok() {
+  grep -q '^00000000000000000000000000000001 ' /proc/net/if_inet6 2>/dev/null
+}
+skip_unless_ipv6() { ipv6_ok || skip "::1 is not configured on this machine"; }
+
+unshare_ok() { unshare -n true 2>/dev/null; }
+skip_unless_unshare() { unshare_ok || skip "unshare -n does not work here (needs root / user namespaces)"; }
