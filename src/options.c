@@ -68,7 +68,7 @@ static const char usage_text[] =
     "                           stdin is a terminal); --no-exit-on-peer-eof: never\n"
     "  -q SECS                  after stdin EOF wait at most SECS for the peer\n"
     "  -d, --recv-only          do not read stdin\n"
-    "      --send-only          do not read the socket nor write stdout\n"
+    "      --send-only          do not write stdout (the peer's data is dropped)\n"
     "  -N                       accepted for nc compatibility (always on)\n"
     "Report:\n"
     "  -v, --verbose            progress on stderr, and the report at exit\n"

@@ -25,7 +25,8 @@ enum flow_kind { FLOW_SEND, FLOW_RECEIVE };
 struct flow {
 	enum flow_kind kind;
 	int src, dst;
-	int enabled;   /* not turned off by -d or --send-only */
+	int enabled;   /* not turned off by -d */
+	int discard;   /* --send-only: read the peer's data and drop it */
 	int running;   /* enabled and its EOF not yet passed on */
 	int src_eof;   /* read() returned 0 */
 	int src_ready; /* optimistic: true until read() says EAGAIN */
@@ -105,6 +106,12 @@ static int flow_read(struct relay *r, struct flow *f)
 static int flow_write(struct relay *r, struct flow *f)
 {
 	size_t len = iobuf_len(&f->buf);
+
+	if (f->discard) {
+		iobuf_consumed(&f->buf, len);
+		f->stats->bytes += len;
+		return 0;
+	}
 	ssize_t n = write(f->dst, iobuf_head(&f->buf), len < f->write_size ? len : f->write_size);
 
 	f->stats->writes++;
@@ -142,7 +149,7 @@ static int flow_finish(struct relay *r, struct flow *f)
 			    f->stats->finished + (double)r->s->cfg->quit_after_eof_ms / 1000;
 		return 0;
 	}
-	if (!r->keep_stdout) {
+	if (!r->keep_stdout && !f->discard) {
 		int devnull = open("/dev/null", O_WRONLY);
 		if (devnull >= 0) {
 			dup2(devnull, f->dst);
@@ -262,7 +269,7 @@ static void flow_init(struct flow *f, enum flow_kind kind, int src, int dst, int
 static void stdio_nonblock(struct relay *r, int in_fd, int out_fd)
 {
 	r->saved_flags[0] = r->flows[FLOW_SEND].enabled ? fcntl(in_fd, F_GETFL) : -1;
-	r->saved_flags[1] = r->flows[FLOW_RECEIVE].enabled ? fcntl(out_fd, F_GETFL) : -1;
+	r->saved_flags[1] = r->flows[FLOW_RECEIVE].discard ? -1 : fcntl(out_fd, F_GETFL);
 	if (r->saved_flags[0] >= 0)
 		fcntl(in_fd, F_SETFL, r->saved_flags[0] | O_NONBLOCK);
 	if (r->saved_flags[1] >= 0)
@@ -287,8 +294,13 @@ static int relay_setup(struct relay *r, struct session *s, int in_fd, int out_fd
 	r->sock = s->ep->fd;
 	r->keep_stdout = cfg->keep_listening;
 	flow_init(&r->flows[FLOW_SEND], FLOW_SEND, in_fd, r->sock, !cfg->recv_only, cfg, &s->sent);
-	flow_init(&r->flows[FLOW_RECEIVE], FLOW_RECEIVE, r->sock, out_fd, !cfg->send_only, cfg,
-	          &s->received);
+	/*
+	 * --send-only still reads the socket, to drop what arrives: closing a
+	 * socket with unread data makes the kernel send a reset, and the peer
+	 * then loses what we sent that it had not read yet.
+	 */
+	flow_init(&r->flows[FLOW_RECEIVE], FLOW_RECEIVE, r->sock, out_fd, 1, cfg, &s->received);
+	r->flows[FLOW_RECEIVE].discard = cfg->send_only;
 	for (int i = 0; i < 2; i++)
 		if (r->flows[i].enabled && iobuf_init(&r->flows[i].buf, cap) != 0) {
 			relay_fail(r, "cannot allocate a %zu-byte buffer", cap);
