@@ -78,17 +78,18 @@ void sock_read_buffers(int fd, int *sndbuf, int *rcvbuf)
  */
 static void warn_one(const char *option, const char *sysctl, int requested, int granted)
 {
+	long long doubled = 2LL * requested; /* requests go up to 1 GiB: no int overflow */
 	char size[32];
 
-	if (requested == 0 || granted == requested || granted == 2 * requested)
+	if (requested == 0 || granted == requested || granted == doubled)
 		return;
 	units_format_size((uint64_t)requested, size, sizeof size);
 	if (granted < requested)
 		log_warn("%s %s: the kernel granted only %d bytes (capped by %s)", option, size,
 		         granted, sysctl);
-	else if (granted < 2 * requested)
-		log_warn("%s %s: the kernel granted %d bytes, not %d (capped by %s)", option, size,
-		         granted, 2 * requested, sysctl);
+	else if (granted < doubled)
+		log_warn("%s %s: the kernel granted %d bytes, not %lld (capped by %s)", option, size,
+		         granted, doubled, sysctl);
 	else
 		log_warn("%s %s: the kernel raised it to its minimum, %d bytes", option, size,
 		         granted);
