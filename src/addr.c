@@ -5,7 +5,9 @@
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
+#include <stddef.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 
 #include "fastcat.h"
 
@@ -38,12 +40,70 @@ int addr_resolve(const char *host, const char *port, int family, int socktype, i
 	return EXIT_RUNTIME;
 }
 
+/* sun_path holds the path and its NUL; an abstract name has a NUL in front instead. */
+#define UNIX_PATH_MAX (sizeof(((struct sockaddr_un *)0)->sun_path) - 1)
+
+/* A Unix socket path or "@name" that fits sun_path; 0, or EXIT_USAGE with the reason. */
+int addr_unix_check(const char *path, char *err, size_t errlen)
+{
+	size_t len = strlen(path);
+
+	if (len == 0 || (path[0] == '@' && len == 1)) {
+		snprintf(err, errlen, "empty Unix socket path");
+		return EXIT_USAGE;
+	}
+	if (len > UNIX_PATH_MAX) {
+		snprintf(err, errlen, "%s: Unix socket path too long (%zu bytes, at most %zu)",
+		         path, len, UNIX_PATH_MAX);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* Fill a sockaddr_un for a checked path; "@name" is Linux's abstract namespace. */
+int addr_unix(const char *path, struct sockaddr_storage *ss, socklen_t *len)
+{
+	struct sockaddr_un *sun = (struct sockaddr_un *)ss;
+	size_t n = strlen(path);
+
+	if (n > UNIX_PATH_MAX)
+		return -1;
+	memset(ss, 0, sizeof *ss);
+	sun->sun_family = AF_UNIX;
+	memcpy(sun->sun_path, path, n);
+	if (path[0] == '@') {
+		sun->sun_path[0] = '\0'; /* the name's length is in *len, not a NUL */
+		*len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n);
+	} else {
+		*len = (socklen_t)sizeof *sun;
+	}
+	return 0;
+}
+
+static void addr_format_unix(const struct sockaddr *sa, socklen_t len, char *out, size_t outlen)
+{
+	const struct sockaddr_un *sun = (const struct sockaddr_un *)sa;
+	size_t off = offsetof(struct sockaddr_un, sun_path);
+	size_t n = len > off ? len - off : 0;
+
+	if (n == 0)
+		snprintf(out, outlen, "(unnamed)");
+	else if (sun->sun_path[0] == '\0')
+		snprintf(out, outlen, "@%.*s", (int)(n - 1), sun->sun_path + 1);
+	else
+		snprintf(out, outlen, "%.*s", (int)strnlen(sun->sun_path, n), sun->sun_path);
+}
+
 /* "127.0.0.1:9000", "[::1]:9000"; an IPv4-mapped IPv6 address prints as IPv4. */
 void addr_format(const struct sockaddr *sa, socklen_t len, char *out, size_t outlen)
 {
 	char host[NI_MAXHOST], serv[NI_MAXSERV];
 	const char *h = host;
 
+	if (sa->sa_family == AF_UNIX) {
+		addr_format_unix(sa, len, out, outlen);
+		return;
+	}
 	if (getnameinfo(sa, len, host, sizeof host, serv, sizeof serv,
 	                NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
 		snprintf(out, outlen, "?");

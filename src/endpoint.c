@@ -7,12 +7,12 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "fastcat.h"
-
-#define LISTEN_BACKLOG 16
 
 static void endpoint_describe(struct endpoint *ep)
 {
@@ -62,187 +62,213 @@ static int connect_wait(int fd, long timeout_ms)
 	return soerr;
 }
 
-/* Try one resolved address. Returns the connected fd, or -1 with errno-style *why. */
-static int connect_one(const struct config *cfg, const struct addrinfo *ai, int *why, char *err,
-                       size_t errlen)
+/*
+ * A Unix datagram client needs an address of its own, or the peer could not
+ * answer: Linux binds an abstract name when given an empty address
+ * ("autobind"); elsewhere a temporary file is bound and removed at close.
+ */
+static int unix_bind_client(int fd, struct endpoint *ep)
 {
-	int fd = sock_open(cfg, ai->ai_family, err, errlen);
+	static unsigned serial;
+	struct sockaddr_storage ss;
+	struct sockaddr_un *sun = (struct sockaddr_un *)&ss;
+	const char *tmp = getenv("TMPDIR");
+	socklen_t len;
+	char path[112];
+
+	memset(&ss, 0, sizeof ss);
+	sun->sun_family = AF_UNIX;
+	if (bind(fd, (struct sockaddr *)sun, sizeof sun->sun_family) == 0)
+		return 0;
+	snprintf(path, sizeof path, "%s/fastcat.%ld.%u.sock", tmp ? tmp : "/tmp", (long)getpid(),
+	         serial++);
+	if (addr_unix(path, &ss, &len) != 0 || bind(fd, (struct sockaddr *)&ss, len) != 0)
+		return -1;
+	snprintf(ep->bound_path, sizeof ep->bound_path, "%s", path);
+	return 0;
+}
+
+/*
+ * Connect one socket to one address. Returns the fd, or -1 with an errno
+ * value in *why. IP connects wait at most -w; Unix connects finish at once.
+ */
+static int connect_addr(const struct config *cfg, struct endpoint *ep, const struct sockaddr *sa,
+                        socklen_t len, int *why, char *err, size_t errlen)
+{
+	int fd = sock_open(cfg, sa->sa_family, err, errlen);
 
 	*why = 0;
 	if (fd < 0)
 		return -1;
-	sock_set_nonblock(fd, 1);
-	if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+	if (sa->sa_family == AF_UNIX && cfg->transport->connectionless &&
+	    unix_bind_client(fd, ep) != 0)
+		*why = errno;
+	else if (sa->sa_family != AF_UNIX)
+		sock_set_nonblock(fd, 1);
+	if (*why == 0 && connect(fd, sa, len) != 0)
+		*why = errno == EINPROGRESS ? connect_wait(fd, cfg->timeout_ms) : errno;
+	if (*why == 0) {
+		sock_set_nonblock(fd, 1);
 		return fd;
-	*why = errno == EINPROGRESS ? connect_wait(fd, cfg->timeout_ms) : errno;
-	if (*why == 0)
-		return fd;
+	}
 	close(fd);
+	endpoint_close(ep);
 	return -1;
 }
 
-/* Connect to cfg->host:cfg->port, trying each address in turn. 0 or EXIT_RUNTIME. */
-int endpoint_connect(const struct config *cfg, struct endpoint *ep, char *err, size_t errlen)
+static void connect_error(const struct config *cfg, const char *where, int why, char *err,
+                          size_t errlen)
+{
+	char duration[32];
+
+	if (why == EINTR) {
+		snprintf(err, errlen, "interrupted by %s", signals_stop_name());
+	} else if (why == ETIMEDOUT && cfg->timeout_ms >= 0) {
+		format_duration(cfg->timeout_ms, duration, sizeof duration);
+		snprintf(err, errlen, "connect %s: timed out after %s", where, duration);
+	} else if (why != 0) {
+		snprintf(err, errlen, "connect %s: %s", where, strerror(why));
+	}
+}
+
+static int connect_unix(const struct config *cfg, struct endpoint *ep, char *err, size_t errlen)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int why;
+
+	if (addr_unix(cfg->path, &ss, &len) != 0)
+		return -1;
+	ep->fd = connect_addr(cfg, ep, (struct sockaddr *)&ss, len, &why, err, errlen);
+	if (ep->fd < 0)
+		connect_error(cfg, cfg->path, why, err, errlen);
+	return ep->fd;
+}
+
+static int connect_ip(const struct config *cfg, struct endpoint *ep, char *err, size_t errlen)
 {
 	struct addrinfo *res, *ai;
-	char where[80], duration[32];
+	char where[80];
 	int why = 0, fd = -1;
 
 	if (addr_resolve(cfg->host, cfg->port, cfg->family, cfg->transport->socktype,
 	                 cfg->numeric ? AI_NUMERICHOST : 0, &res, err, errlen) != 0)
-		return EXIT_RUNTIME;
-	for (ai = res; ai != NULL && fd < 0; ai = ai->ai_next) {
+		return -1;
+	for (ai = res; ai != NULL; ai = ai->ai_next) {
 		err[0] = '\0';
-		fd = connect_one(cfg, ai, &why, err, errlen);
-		if (fd >= 0 || why == EINTR)
+		fd = connect_addr(cfg, ep, ai->ai_addr, ai->ai_addrlen, &why, err, errlen);
+		if (fd >= 0)
 			break;
 		addr_format(ai->ai_addr, ai->ai_addrlen, where, sizeof where);
-		if (why == ETIMEDOUT && cfg->timeout_ms >= 0) {
-			format_duration(cfg->timeout_ms, duration, sizeof duration);
-			snprintf(err, errlen, "connect %s: timed out after %s", where, duration);
-		} else if (why != 0)
-			snprintf(err, errlen, "connect %s: %s", where, strerror(why));
+		connect_error(cfg, where, why, err, errlen);
+		if (why == EINTR)
+			break;
 		if (ai->ai_next != NULL)
 			log_verbose("%s", err);
 	}
 	freeaddrinfo(res);
-	if (fd < 0) {
-		if (why == EINTR)
-			snprintf(err, errlen, "interrupted by %s", signals_stop_name());
+	return ep->fd = fd;
+}
+
+/* Connect to the configured peer; for datagrams, name it as the one peer. 0 or EXIT_RUNTIME. */
+int endpoint_connect(const struct config *cfg, struct endpoint *ep, char *err, size_t errlen)
+{
+	int fd = cfg->transport->family == AF_UNIX ? connect_unix(cfg, ep, err, errlen)
+	                                           : connect_ip(cfg, ep, err, errlen);
+
+	if (fd < 0)
 		return EXIT_RUNTIME;
-	}
-	ep->fd = fd;
 	endpoint_describe(ep);
 	log_verbose("connected to %s (%s), SO_SNDBUF %d, SO_RCVBUF %d", ep->peer,
 	            cfg->transport->name, ep->sndbuf, ep->rcvbuf);
 	return 0;
 }
 
-static int bind_listen(int fd, const struct sockaddr *sa, socklen_t len, char *err, size_t errlen)
-{
-	char where[80];
-	int on = 1;
-
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
-	if (bind(fd, sa, len) == 0 && listen(fd, LISTEN_BACKLOG) == 0)
-		return 0;
-	addr_format(sa, len, where, sizeof where);
-	snprintf(err, errlen, "bind %s: %s", where, strerror(errno));
-	return -1;
-}
-
 /*
- * With no address: one IPv6 socket with V6ONLY off serves both families;
- * where the kernel has no IPv6 (or with -4) an IPv4 socket on 0.0.0.0.
+ * A connectionless listener has no accept(): it waits for the first datagram
+ * (peeked, so the relay still reads it) and connects to its sender, which
+ * makes the kernel drop datagrams from anyone else and sends replies there.
  */
-static int listen_any(const struct config *cfg, char *err, size_t errlen)
+static int accept_first_datagram(struct listener *l, struct endpoint *ep, char *err, size_t errlen)
 {
-	struct sockaddr_in6 sin6;
-	struct sockaddr_in sin;
-	int port = 0, fd = -1;
+	struct sockaddr_storage from;
+	socklen_t len;
+	char byte;
+	ssize_t n;
 
-	units_parse_port(cfg->port, 0, &port);
-	if (cfg->family != AF_INET) {
-		fd = sock_open(cfg, AF_INET6, err, errlen);
-		if (fd >= 0) {
-			int v6only = cfg->family == AF_INET6;
-			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof v6only);
-			memset(&sin6, 0, sizeof sin6);
-			sin6.sin6_family = AF_INET6;
-			sin6.sin6_addr = in6addr_any;
-			sin6.sin6_port = htons((uint16_t)port);
-			if (bind_listen(fd, (struct sockaddr *)&sin6, sizeof sin6, err, errlen) ==
-			    0)
-				return fd;
-			close(fd);
-			return -1;
-		}
-		if (cfg->family == AF_INET6)
-			return -1;
-	}
-	fd = sock_open(cfg, AF_INET, err, errlen);
-	if (fd < 0)
-		return -1;
-	memset(&sin, 0, sizeof sin);
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_ANY);
-	sin.sin_port = htons((uint16_t)port);
-	if (bind_listen(fd, (struct sockaddr *)&sin, sizeof sin, err, errlen) == 0)
-		return fd;
-	close(fd);
-	return -1;
-}
-
-static int listen_on_host(const struct config *cfg, char *err, size_t errlen)
-{
-	struct addrinfo *res, *ai;
-	int fd = -1;
-
-	if (addr_resolve(cfg->host, cfg->port, cfg->family, cfg->transport->socktype,
-	                 AI_PASSIVE | (cfg->numeric ? AI_NUMERICHOST : 0), &res, err, errlen) != 0)
-		return -1;
-	for (ai = res; ai != NULL && fd < 0; ai = ai->ai_next) {
-		fd = sock_open(cfg, ai->ai_family, err, errlen);
-		if (fd < 0)
-			continue;
-		if (ai->ai_family == AF_INET6) {
-			int on = 1;
-			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof on);
-		}
-		if (bind_listen(fd, ai->ai_addr, ai->ai_addrlen, err, errlen) != 0) {
-			close(fd);
-			fd = -1;
-		}
-	}
-	freeaddrinfo(res);
-	return fd;
-}
-
-/* Bind and listen; says where with -v as soon as it listens. 0 or EXIT_RUNTIME. */
-int endpoint_listen(const struct config *cfg, struct listener *l, char *err, size_t errlen)
-{
-	l->fd = cfg->host == NULL ? listen_any(cfg, err, errlen) : listen_on_host(cfg, err, errlen);
-	if (l->fd < 0)
-		return EXIT_RUNTIME;
-	addr_format_fd(l->fd, 0, l->local, sizeof l->local);
-	log_verbose("listening on %s", l->local);
-	return 0;
-}
-
-/* Wait for the next connection. 0, or EXIT_RUNTIME (also on SIGINT/SIGTERM). */
-int endpoint_accept(struct listener *l, struct endpoint *ep, char *err, size_t errlen)
-{
-	int fd;
-
+	if (l->served)
+		listener_forget_peer(l);
+	l->served = 1;
+	sock_set_nonblock(l->fd, 0);
 	do {
 		if (signal_stop) {
 			snprintf(err, errlen, "interrupted by %s", signals_stop_name());
 			return EXIT_RUNTIME;
 		}
-		fd = accept(l->fd, NULL, NULL);
-	} while (fd < 0 && (errno == EINTR || errno == ECONNABORTED));
-	if (fd < 0) {
+		len = sizeof from;
+		n = recvfrom(l->fd, &byte, 1, MSG_PEEK, (struct sockaddr *)&from, &len);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		snprintf(err, errlen, "receive on %s: %s", l->local, strerror(errno));
+		return EXIT_RUNTIME;
+	}
+	ep->fd = dup(l->fd);
+	if (ep->fd < 0) {
+		snprintf(err, errlen, "dup: %s", strerror(errno));
+		return EXIT_RUNTIME;
+	}
+	addr_format((struct sockaddr *)&from, len, ep->peer, sizeof ep->peer);
+	ep->cannot_send = len <= sizeof(sa_family_t); /* an unbound Unix sender */
+	if (!ep->cannot_send && connect(ep->fd, (struct sockaddr *)&from, len) != 0) {
+		snprintf(err, errlen, "connect %s: %s", ep->peer, strerror(errno));
+		return EXIT_RUNTIME;
+	}
+	if (ep->cannot_send)
+		log_warn("the peer has no address; nothing can be sent back to it");
+	return 0;
+}
+
+static int accept_connection(struct listener *l, struct endpoint *ep, char *err, size_t errlen)
+{
+	do {
+		if (signal_stop) {
+			snprintf(err, errlen, "interrupted by %s", signals_stop_name());
+			return EXIT_RUNTIME;
+		}
+		ep->fd = accept(l->fd, NULL, NULL);
+	} while (ep->fd < 0 && (errno == EINTR || errno == ECONNABORTED));
+	if (ep->fd < 0) {
 		snprintf(err, errlen, "accept on %s: %s", l->local, strerror(errno));
 		return EXIT_RUNTIME;
 	}
-	sock_set_nonblock(fd, 1);
-	ep->fd = fd;
-	endpoint_describe(ep);
+	addr_format_fd(ep->fd, 1, ep->peer, sizeof ep->peer);
+	return 0;
+}
+
+/* Wait for the next peer. 0, or EXIT_RUNTIME (also on SIGINT/SIGTERM). */
+int endpoint_accept(const struct config *cfg, struct listener *l, struct endpoint *ep, char *err,
+                    size_t errlen)
+{
+	int rc = cfg->transport->connectionless ? accept_first_datagram(l, ep, err, errlen)
+	                                        : accept_connection(l, ep, err, errlen);
+
+	if (rc != 0)
+		return rc;
+	sock_set_nonblock(ep->fd, 1);
+	addr_format_fd(ep->fd, 0, ep->local, sizeof ep->local);
+	sock_read_buffers(ep->fd, &ep->sndbuf, &ep->rcvbuf);
 	log_verbose("connection from %s, SO_SNDBUF %d, SO_RCVBUF %d", ep->peer, ep->sndbuf,
 	            ep->rcvbuf);
 	return 0;
 }
 
+/* Close, and remove a temporary Unix address this end bound. */
 void endpoint_close(struct endpoint *ep)
 {
 	if (ep->fd >= 0)
 		close(ep->fd);
 	ep->fd = -1;
-}
-
-void listener_close(struct listener *l)
-{
-	if (l->fd >= 0)
-		close(l->fd);
-	l->fd = -1;
+	if (ep->bound_path[0] != '\0')
+		unlink(ep->bound_path);
+	ep->bound_path[0] = '\0';
 }

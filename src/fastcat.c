@@ -18,6 +18,9 @@ static int session_run(const struct config *cfg, struct endpoint *ep)
 	s.sent.started = s.received.started = report_now();
 	relay_run(&s, STDIN_FILENO, STDOUT_FILENO);
 	report_print(&s, 1);
+	if (s.received.truncated > 0)
+		log_warn("%llu datagrams truncated (larger than the %zu-byte receive buffer)",
+		         (unsigned long long)s.received.truncated, s.receive_buffer);
 	if (s.exit_status != EXIT_OK)
 		log_error("%s", s.error);
 	endpoint_close(ep);
@@ -29,26 +32,35 @@ static int run_client(const struct config *cfg)
 	struct endpoint ep = {.fd = -1};
 	char err[256];
 
-	if (endpoint_connect(cfg, &ep, err, sizeof err) != 0)
+	if (endpoint_connect(cfg, &ep, err, sizeof err) != 0) {
+		endpoint_close(&ep);
 		log_fatal(EXIT_RUNTIME, "%s", err);
+	}
 	return session_run(cfg, &ep);
 }
 
-/* Serve one connection, or with -k one after another until a stop signal. */
+/*
+ * Serve one connection, or with -k one after another until a stop signal.
+ * Every way out goes through listener_close, which removes a Unix socket file.
+ */
 static int run_listener(const struct config *cfg)
 {
 	struct listener l = {.fd = -1};
 	struct endpoint ep = {.fd = -1};
 	char err[256];
-	int status;
+	int status = EXIT_OK;
 
-	if (endpoint_listen(cfg, &l, err, sizeof err) != 0)
+	if (listener_open(cfg, &l, err, sizeof err) != 0)
 		log_fatal(EXIT_RUNTIME, "%s", err);
 	do {
-		if (endpoint_accept(&l, &ep, err, sizeof err) != 0)
-			log_fatal(EXIT_RUNTIME, "%s", err);
+		if (endpoint_accept(cfg, &l, &ep, err, sizeof err) != 0) {
+			endpoint_close(&ep);
+			log_error("%s", err);
+			status = EXIT_RUNTIME;
+			break;
+		}
 		if (!cfg->keep_listening)
-			listener_close(&l);
+			listener_stop_accepting(cfg, &l);
 		status = session_run(cfg, &ep);
 	} while (cfg->keep_listening && !signal_stop);
 	listener_close(&l);

@@ -43,6 +43,7 @@ struct config {
 	int verbose;        /* -v: progress messages on stderr */
 	const char *host;   /* connect: peer; listen: local address or NULL */
 	const char *port;   /* as typed; validated */
+	const char *path;   /* Unix transports: socket path, or "@name" (abstract) */
 	const struct transport *transport;
 	size_t read_size;       /* bytes per read() */
 	size_t write_size;      /* at most bytes per write() */
@@ -52,34 +53,43 @@ struct config {
 	long quit_after_eof_ms; /* -q: wait for the peer after stdin EOF, -1 = forever */
 	int exit_on_peer_eof;   /* stop once the peer's EOF is flushed */
 	int recv_only;          /* -d: never read stdin */
-	int send_only;          /* --send-only: never read the socket */
+	int send_only;          /* --send-only: never write stdout */
+	size_t dgram_size; /* --dgram-size: cut the stream into datagrams this big, 0 = per read */
+	int dgram_eof;     /* a zero-length datagram marks EOF (--no-dgram-eof: 0) */
 	enum report_format report;
 };
 
 /* One direction's counters. */
 struct flow_stats {
-	uint64_t bytes;   /* bytes delivered to the destination */
-	uint64_t reads;   /* read() calls on the source, EAGAIN included */
-	uint64_t writes;  /* write() calls on the destination, EAGAIN included */
-	size_t max_read;  /* most bytes one read() returned */
-	size_t max_write; /* most bytes one write() took */
-	double started;   /* monotonic seconds when the connection opened */
-	double finished;  /* monotonic seconds at this direction's EOF, 0 = running */
+	uint64_t bytes;     /* bytes delivered to the destination */
+	uint64_t reads;     /* read() calls on the source, EAGAIN included */
+	uint64_t writes;    /* write() calls on the destination, EAGAIN included */
+	size_t max_read;    /* most bytes one read() returned */
+	size_t max_write;   /* most bytes one write() took */
+	uint64_t datagrams; /* datagram transports: datagrams moved */
+	uint64_t truncated; /* datagrams cut short by the receive buffer */
+	double started;     /* monotonic seconds when the connection opened */
+	double finished;    /* monotonic seconds at this direction's EOF, 0 = running */
 };
 
 /* A connected socket and what is known about it. */
 struct endpoint {
 	int fd;
-	int sndbuf;     /* effective SO_SNDBUF read back from the kernel */
-	int rcvbuf;     /* effective SO_RCVBUF read back from the kernel */
-	char local[64]; /* printable "addr:port" */
-	char peer[64];
+	int sndbuf;      /* effective SO_SNDBUF read back from the kernel */
+	int rcvbuf;      /* effective SO_RCVBUF read back from the kernel */
+	char local[112]; /* printable "addr:port", Unix path or "@name" */
+	char peer[112];
+	char bound_path[112]; /* a temporary Unix path this end bound, removed at close */
+	int cannot_send;      /* the datagram peer has no address to answer to */
 };
 
-/* A listening socket kept across connections with -k. */
+/* A listening socket kept across connections with -k; for a datagram transport, the socket itself.
+ */
 struct listener {
 	int fd;
-	char local[64];
+	char local[112];
+	char created_path[112]; /* the Unix socket file this listener made, removed at close */
+	int served;             /* a connectionless listener had a peer already (-k) */
 };
 
 /* What one connection achieved; the relay fills it, the report prints it. */
@@ -88,6 +98,7 @@ struct session {
 	const struct endpoint *ep;
 	struct flow_stats sent;     /* stdin -> socket */
 	struct flow_stats received; /* socket -> stdout */
+	size_t receive_buffer;      /* bytes one receive can take (for the truncation warning) */
 	int exit_status;
 	char error[256]; /* the one-line reason, empty on success */
 };
@@ -100,26 +111,84 @@ struct iobuf {
 	size_t tail;
 };
 
-/* A transport: the socket parameters that tell one from another. */
+enum flow_kind { FLOW_SEND, FLOW_RECEIVE };
+
+/* One direction: bytes read from src wait in buf until dst takes them. */
+struct flow {
+	enum flow_kind kind;
+	int src, dst;
+	int enabled;      /* not turned off by -d */
+	int running;      /* enabled and its EOF not yet passed on */
+	int discard;      /* --send-only: read the peer's data and drop it */
+	int keep_dst;     /* -k: stdout stays open for the next connection */
+	int src_eof;      /* the source said EOF */
+	int src_ready;    /* optimistic: true until read() says EAGAIN */
+	int dst_ready;    /* optimistic: true until write() says EAGAIN */
+	int dgram_src;    /* whole datagrams in, counted, truncation seen */
+	int dgram_dst;    /* each write is one datagram */
+	int exact;        /* --dgram-size: only whole write_size datagrams until EOF */
+	int eof_datagram; /* EOF goes out as a zero-length datagram */
+	int ignore_empty; /* --no-dgram-eof: a zero-length datagram is not EOF */
+	size_t read_size, write_size;
+	size_t read_min; /* room needed at the tail before a read */
+	struct iobuf buf;
+	struct flow_stats *stats;
+	int moved;               /* a byte moved since the relay last looked */
+	int err;                 /* errno of the failure that stopped the flow */
+	int err_on_write;        /* ... and whether it was writing */
+	size_t failed_write_len; /* bytes the failed write tried to move */
+};
+
+/* What flow_init needs to know about a flow's role. */
+struct flow_setup {
+	const struct config *cfg;
+	enum flow_kind kind;
+	int src, dst;
+	int enabled, discard, keep_dst;
+};
+
+enum pump_result { PUMP_BLOCKED, PUMP_BUDGET_USED, PUMP_FINISHED, PUMP_FAILED };
+
+/* A transport: everything that tells one from another, as data. */
 struct transport {
 	const char *name;
+	int family; /* AF_UNIX, or AF_UNSPEC: IPv4/IPv6 by resolution */
 	int socktype;
 	int protocol;
+	int datagram;          /* keeps message boundaries */
+	int connectionless;    /* no accept(): the first datagram names the peer */
+	size_t default_chunk;  /* default bytes per read/datagram, 0 = CHUNK_DEFAULT */
+	size_t max_datagram;   /* largest payload the protocol allows, 0 = none */
+	size_t receive_buffer; /* bytes to take in a whole datagram */
+	int default_rcvbuf;    /* SO_RCVBUF unless -I is given, 0 = the kernel's */
 };
 
 struct addrinfo;
 
 /* addr.c */
 int addr_resolve(const char *, const char *, int, int, int, struct addrinfo **, char *, size_t);
+int addr_unix(const char *, struct sockaddr_storage *, socklen_t *);
+int addr_unix_check(const char *, char *, size_t);
 void addr_format(const struct sockaddr *, socklen_t, char *, size_t);
 void addr_format_fd(int, int, char *, size_t);
 
 /* endpoint.c */
 int endpoint_connect(const struct config *, struct endpoint *, char *, size_t);
-int endpoint_listen(const struct config *, struct listener *, char *, size_t);
-int endpoint_accept(struct listener *, struct endpoint *, char *, size_t);
+int endpoint_accept(const struct config *, struct listener *, struct endpoint *, char *, size_t);
 void endpoint_close(struct endpoint *);
+
+/* listener.c */
+int listener_open(const struct config *, struct listener *, char *, size_t);
+void listener_stop_accepting(const struct config *, struct listener *);
+void listener_forget_peer(struct listener *);
 void listener_close(struct listener *);
+
+/* flow.c */
+struct pollfd;
+int flow_init(struct flow *, const struct flow_setup *, struct flow_stats *);
+enum pump_result flow_pump(struct flow *);
+int flow_poll_events(const struct flow *, struct pollfd *);
+void flow_poll_result(struct flow *, const struct pollfd *, int);
 
 /* iobuf.c */
 int iobuf_init(struct iobuf *, size_t);
@@ -130,6 +199,7 @@ char *iobuf_head(struct iobuf *);
 char *iobuf_tail(struct iobuf *);
 void iobuf_produced(struct iobuf *, size_t);
 void iobuf_consumed(struct iobuf *, size_t);
+void iobuf_compact(struct iobuf *);
 
 /* log.c */
 void log_set_verbose(int);
@@ -162,7 +232,9 @@ void sock_read_buffers(int, int *, int *);
 
 /* transport.c */
 const struct transport *transport_find(const char *);
-extern const struct transport transport_default;
+const char *transport_names(void);
+extern const struct transport transport_tcp, transport_udp, transport_unix, transport_unix_dgram,
+    transport_unix_seqpacket;
 
 /* units.c */
 int units_parse_size(const char *, uint64_t *);

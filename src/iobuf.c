@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "fastcat.h"
 
@@ -53,4 +54,14 @@ void iobuf_consumed(struct iobuf *b, size_t n)
 	b->head += n;
 	if (b->head == b->tail)
 		b->head = b->tail = 0;
+}
+
+/* Move the waiting bytes to the front: only for a part datagram stuck at the end. */
+void iobuf_compact(struct iobuf *b)
+{
+	size_t len = iobuf_len(b);
+
+	memmove(b->data, b->data + b->head, len);
+	b->head = 0;
+	b->tail = len;
 }

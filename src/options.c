@@ -18,9 +18,12 @@ enum {
 	OPT_NO_EXIT_ON_PEER_EOF,
 	OPT_SEND_ONLY,
 	OPT_REPORT,
+	OPT_TRANSPORT,
+	OPT_DGRAM_SIZE,
+	OPT_NO_DGRAM_EOF,
 };
 
-static const char short_options[] = ":lk46nvhVB:O:I:w:Nq:d";
+static const char short_options[] = ":lk46nvhVB:O:I:w:Nq:duU";
 
 static const struct option long_options[] = {
     {"listen", no_argument, NULL, 'l'},
@@ -40,12 +43,16 @@ static const struct option long_options[] = {
     {"recv-only", no_argument, NULL, 'd'},
     {"send-only", no_argument, NULL, OPT_SEND_ONLY},
     {"report", optional_argument, NULL, OPT_REPORT},
+    {"transport", required_argument, NULL, OPT_TRANSPORT},
+    {"dgram-size", required_argument, NULL, OPT_DGRAM_SIZE},
+    {"no-dgram-eof", no_argument, NULL, OPT_NO_DGRAM_EOF},
     {NULL, 0, NULL, 0},
 };
 
 static const char usage_text[] =
     "usage: fastcat [options] host port          connect\n"
     "       fastcat -l [options] [address] port  listen (port 0: any free port)\n"
+    "       fastcat -U [-l] [options] path|@name  Unix socket (@name: abstract)\n"
     "\n"
     "Connection:\n"
     "  -l, --listen             accept one connection instead of connecting\n"
@@ -53,6 +60,12 @@ static const char usage_text[] =
     "  -4, -6                   IPv4 only, IPv6 only (default: both)\n"
     "  -n, --numeric            numeric addresses only, never ask DNS\n"
     "  -w, --timeout SECS       connect timeout, and idle timeout once connected\n"
+    "Transport:\n"
+    "      --transport NAME     tcp (default), udp, unix, unix-dgram, unix-seqpacket\n"
+    "  -u, -U                   udp; unix (with -u: unix-dgram)\n"
+    "      --dgram-size SIZE    cut the stream into datagrams of exactly SIZE bytes\n"
+    "                           (default: one datagram per read)\n"
+    "      --no-dgram-eof       no zero-length datagram at EOF, and none taken as EOF\n"
     "Speed:\n"
     "  -B, --chunk-size SIZE    bytes per read() and write(), 1 to 64M (default 512K)\n"
     "      --read-size SIZE     bytes per read() only\n"
@@ -151,7 +164,8 @@ static void config_defaults(struct config *cfg)
 {
 	memset(cfg, 0, sizeof *cfg);
 	cfg->family = AF_UNSPEC;
-	cfg->transport = &transport_default;
+	cfg->transport = &transport_tcp;
+	cfg->dgram_eof = 1;
 	cfg->read_size = CHUNK_DEFAULT;
 	cfg->write_size = CHUNK_DEFAULT;
 	cfg->timeout_ms = -1;
@@ -162,8 +176,10 @@ static void config_defaults(struct config *cfg)
 
 /* Flags seen on the command line that only matter for the checks after parsing. */
 struct seen {
-	int read_size, write_size, ipv4, ipv6;
-	char label[32]; /* the option being applied, as typed: "-B" or "--chunk-size" */
+	int chunk, read_size, write_size, ipv4, ipv6, udp, unix;
+	const char *transport; /* --transport NAME */
+	char label[32];        /* the option being applied, as typed: "-B" or "--chunk-size" */
+	char size_label[64];   /* the last option that set the read size, with its value */
 };
 
 static int apply_option(struct config *cfg, struct seen *seen, int c, const char *arg, char *err,
@@ -197,10 +213,14 @@ static int apply_option(struct config *cfg, struct seen *seen, int c, const char
 		                       "1 byte to 64 MiB", &v, err, errlen);
 		if (rc != 0)
 			return rc;
-		if (c != OPT_WRITE_SIZE && (c == OPT_READ_SIZE || !seen->read_size))
+		if (c != OPT_WRITE_SIZE && (c == OPT_READ_SIZE || !seen->read_size)) {
 			cfg->read_size = (size_t)v;
+			snprintf(seen->size_label, sizeof seen->size_label, "%s %s", seen->label,
+			         arg);
+		}
 		if (c != OPT_READ_SIZE && (c == OPT_WRITE_SIZE || !seen->write_size))
 			cfg->write_size = (size_t)v;
+		seen->chunk = 1;
 		seen->read_size |= c == OPT_READ_SIZE;
 		seen->write_size |= c == OPT_WRITE_SIZE;
 		break;
@@ -215,6 +235,18 @@ static int apply_option(struct config *cfg, struct seen *seen, int c, const char
 	case 'q':
 		rc = parse_time_option(seen->label, arg, 1, &cfg->quit_after_eof_ms, err, errlen);
 		break;
+	case 'u': seen->udp = 1; break;
+	case 'U': seen->unix = 1; break;
+	case OPT_TRANSPORT: seen->transport = arg; break;
+	case OPT_NO_DGRAM_EOF: cfg->dgram_eof = 0; break;
+	case OPT_DGRAM_SIZE:
+		rc = parse_size_option(seen->label, arg, CHUNK_MIN, CHUNK_MAX, "datagram size",
+		                       "1 byte to 64 MiB", &v, err, errlen);
+		cfg->dgram_size = (size_t)v;
+		if (rc == 0)
+			snprintf(seen->size_label, sizeof seen->size_label, "%s %s", seen->label,
+			         arg);
+		break;
 	case OPT_REPORT:
 		if (arg == NULL || strcmp(arg, "human") == 0)
 			cfg->report = REPORT_HUMAN;
@@ -227,11 +259,46 @@ static int apply_option(struct config *cfg, struct seen *seen, int c, const char
 	return rc;
 }
 
+/* -u, -U and --transport name one transport between them. */
+static int choose_transport(struct config *cfg, const struct seen *seen, char *err, size_t errlen)
+{
+	const struct transport *t;
+
+	if (seen->transport == NULL) {
+		cfg->transport = seen->unix ? (seen->udp ? &transport_unix_dgram : &transport_unix)
+		                            : (seen->udp ? &transport_udp : &transport_tcp);
+		return 0;
+	}
+	t = transport_find(seen->transport);
+	if (t == NULL)
+		return usage_error(err, errlen, "--transport %s: unknown transport (%s)",
+		                   seen->transport, transport_names());
+	if (seen->udp && t != &transport_udp && t != &transport_unix_dgram)
+		return usage_error(err, errlen, "-u and --transport %s: pick one", t->name);
+	if (seen->unix && t->family != AF_UNIX)
+		return usage_error(err, errlen, "-U and --transport %s: pick one", t->name);
+	cfg->transport = t;
+	return 0;
+}
+
+/* A Unix transport takes one operand: the socket path or @name. */
+static int parse_unix_operand(struct config *cfg, int argc, char **argv, char *err, size_t errlen)
+{
+	if (argc == 0)
+		return usage_error(err, errlen, "missing socket path");
+	if (argc > 1)
+		return usage_error(err, errlen, "unexpected argument '%s'", argv[1]);
+	cfg->path = argv[0];
+	return addr_unix_check(cfg->path, err, errlen) == 0 ? 0 : EXIT_USAGE;
+}
+
 /* Positional arguments: "host port" to connect, "[address] port" to listen. */
 static int parse_operands(struct config *cfg, int argc, char **argv, char *err, size_t errlen)
 {
 	int port;
 
+	if (cfg->transport->family == AF_UNIX)
+		return parse_unix_operand(cfg, argc, argv, err, errlen);
 	if (argc == 0)
 		return usage_error(err, errlen,
 		                   cfg->listen ? "-l: missing port" : "missing host and port");
@@ -261,10 +328,36 @@ static int check_combinations(struct config *cfg, const struct seen *seen, char 
 		return usage_error(err, errlen, "-4 and -6: pick one");
 	if (cfg->recv_only && cfg->send_only)
 		return usage_error(err, errlen, "--recv-only and --send-only: nothing would move");
+	if (cfg->dgram_size != 0 && !cfg->transport->datagram)
+		return usage_error(err, errlen,
+		                   "--dgram-size: needs a datagram transport (udp, unix-dgram, "
+		                   "unix-seqpacket)");
 	if (cfg->exit_on_peer_eof < 0)
 		cfg->exit_on_peer_eof = isatty(STDIN_FILENO);
 	if (cfg->verbose && cfg->report == REPORT_NONE)
 		cfg->report = REPORT_HUMAN;
+	return 0;
+}
+
+/*
+ * Datagram transports get a default that fits one datagram, and an explicit
+ * size that no datagram of the protocol can carry is refused here rather than
+ * failing with EMSGSIZE at the first send.
+ */
+static int fit_datagrams(struct config *cfg, const struct seen *seen, char *err, size_t errlen)
+{
+	const struct transport *t = cfg->transport;
+	size_t datagram;
+
+	if (!seen->chunk && t->default_chunk != 0)
+		cfg->read_size = cfg->write_size = t->default_chunk;
+	if (!t->datagram)
+		return 0;
+	datagram = cfg->dgram_size != 0 ? cfg->dgram_size : cfg->read_size;
+	if (t->max_datagram != 0 && datagram > t->max_datagram)
+		return usage_error(err, errlen,
+		                   "%s: a UDP datagram holds at most %zu bytes (%zu over IPv4)",
+		                   seen->size_label, t->max_datagram, t->default_chunk);
 	return 0;
 }
 
@@ -304,8 +397,12 @@ int options_parse(int argc, char **argv, struct config *cfg, char *err, size_t e
 				return rc;
 		}
 	}
-	rc = parse_operands(cfg, argc - optind, argv + optind, err, errlen);
-	if (rc != 0)
-		return rc;
-	return check_combinations(cfg, &seen, err, errlen);
+	rc = choose_transport(cfg, &seen, err, errlen);
+	if (rc == 0)
+		rc = parse_operands(cfg, argc - optind, argv + optind, err, errlen);
+	if (rc == 0)
+		rc = check_combinations(cfg, &seen, err, errlen);
+	if (rc == 0)
+		rc = fit_datagrams(cfg, &seen, err, errlen);
+	return rc;
 }

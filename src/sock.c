@@ -37,7 +37,8 @@ int sock_open(const struct config *cfg, int family, char *err, size_t errlen)
 	}
 	fcntl(fd, F_SETFD, FD_CLOEXEC);
 	if (sock_set_buffer(fd, SO_SNDBUF, cfg->sndbuf, "SO_SNDBUF", err, errlen) < 0 ||
-	    sock_set_buffer(fd, SO_RCVBUF, cfg->rcvbuf, "SO_RCVBUF", err, errlen) < 0) {
+	    sock_set_buffer(fd, SO_RCVBUF, cfg->rcvbuf ? cfg->rcvbuf : t->default_rcvbuf,
+	                    "SO_RCVBUF", err, errlen) < 0) {
 		close(fd);
 		return -1;
 	}
@@ -88,8 +89,8 @@ static void warn_one(const char *option, const char *sysctl, int requested, int 
 		log_warn("%s %s: the kernel granted only %d bytes (capped by %s)", option, size,
 		         granted, sysctl);
 	else if (granted < doubled)
-		log_warn("%s %s: the kernel granted %d bytes, not %lld (capped by %s)", option, size,
-		         granted, doubled, sysctl);
+		log_warn("%s %s: the kernel granted %d bytes, not %lld (capped by %s)", option,
+		         size, granted, doubled, sysctl);
 	else
 		log_warn("%s %s: the kernel raised it to its minimum, %d bytes", option, size,
 		         granted);

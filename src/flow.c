@@ -1,0 +1,251 @@
+/* flow.c: one direction of the relay: read from src, buffer, write to dst, pass EOF on. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "fastcat.h"
+
+/*
+ * Syscalls one flow may make before the loop looks at the other flow and at
+ * signals. Large enough that a one-way transfer polls about once per 32
+ * chunks, small enough that the other direction is never starved.
+ */
+#define PUMP_BUDGET 64
+
+static void flow_failed(struct flow *f, int is_write, int err)
+{
+	f->err = err;
+	f->err_on_write = is_write;
+}
+
+/* A datagram source is read with recvmsg() so a datagram cut by the buffer is seen. */
+static ssize_t flow_recv(struct flow *f, size_t want)
+{
+	struct iovec iov = {.iov_base = iobuf_tail(&f->buf), .iov_len = want};
+	struct msghdr msg;
+	ssize_t n;
+
+	if (!f->dgram_src)
+		return read(f->src, iov.iov_base, want);
+	memset(&msg, 0, sizeof msg);
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	n = recvmsg(f->src, &msg, 0);
+	if (n > 0)
+		f->stats->datagrams++;
+	if (n >= 0 && (msg.msg_flags & MSG_TRUNC))
+		f->stats->truncated++;
+	return n;
+}
+
+static int flow_read(struct flow *f)
+{
+	size_t room = iobuf_room(&f->buf);
+	ssize_t n = flow_recv(f, room < f->read_size ? room : f->read_size);
+
+	f->stats->reads++;
+	if (n > 0) {
+		iobuf_produced(&f->buf, (size_t)n);
+		if ((size_t)n > f->stats->max_read)
+			f->stats->max_read = (size_t)n;
+		f->moved = 1;
+	} else if (n == 0) {
+		/* A zero-length datagram is the EOF marker, unless --no-dgram-eof. */
+		f->src_eof = !f->ignore_empty;
+	} else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+		f->src_ready = 0;
+	} else if (errno != EINTR) {
+		flow_failed(f, 0, errno);
+		return -1;
+	}
+	return 0;
+}
+
+/* The next write: a whole datagram when cutting exact sizes, else up to write_size. */
+static size_t flow_write_len(const struct flow *f)
+{
+	size_t len = iobuf_len(&f->buf);
+
+	return len < f->write_size ? len : f->write_size;
+}
+
+static int flow_write(struct flow *f)
+{
+	size_t want = flow_write_len(f);
+	ssize_t n;
+
+	if (f->discard) {
+		f->stats->bytes += iobuf_len(&f->buf);
+		iobuf_consumed(&f->buf, iobuf_len(&f->buf));
+		return 0;
+	}
+	n = write(f->dst, iobuf_head(&f->buf), want);
+	f->stats->writes++;
+	if (n > 0) {
+		iobuf_consumed(&f->buf, (size_t)n);
+		f->stats->bytes += (uint64_t)n;
+		f->stats->datagrams += f->dgram_dst;
+		if ((size_t)n > f->stats->max_write)
+			f->stats->max_write = (size_t)n;
+		f->moved = 1;
+	} else if (n < 0 && errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK) {
+		f->failed_write_len = want;
+		flow_failed(f, 1, errno);
+		return -1;
+	} else if (n < 0 && errno != EINTR) {
+		f->dst_ready = 0;
+	}
+	return 0;
+}
+
+/*
+ * Pass a flow's EOF on. To the socket: a zero-length datagram for
+ * connectionless transports, else a half-close, so the peer sees our EOF
+ * while we keep reading its data. To stdout: close it so whoever reads it
+ * sees the end (replaced by /dev/null, so fd 1 can never become a socket).
+ * Returns 1 when done, 0 when the socket cannot take the EOF datagram yet.
+ */
+static int flow_finish(struct flow *f)
+{
+	if (f->eof_datagram) {
+		if (!f->dst_ready)
+			return 0;
+		if (send(f->dst, "", 0, 0) < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
+				f->dst_ready = errno == EINTR;
+				return 0;
+			}
+			flow_failed(f, 1, errno);
+			return -1;
+		}
+	} else if (f->kind == FLOW_SEND) {
+		if (shutdown(f->dst, SHUT_WR) != 0 && errno != ENOTCONN) {
+			flow_failed(f, 1, errno);
+			return -1;
+		}
+	} else if (!f->keep_dst && !f->discard) {
+		int devnull = open("/dev/null", O_WRONLY);
+		if (devnull >= 0) {
+			dup2(devnull, f->dst);
+			close(devnull);
+		}
+	}
+	f->running = 0;
+	f->stats->finished = report_now();
+	return 1;
+}
+
+/*
+ * Move data until the flow would block, finishes, or used its budget.
+ * A read is made only when read_min bytes of room are left at the tail (for
+ * streams a whole read_size, so reads stay full-sized and nothing is moved);
+ * a write when a write_size is ready or no more can be read for now. When
+ * cutting exact datagrams, only whole datagrams go out until stdin's EOF.
+ */
+enum pump_result flow_pump(struct flow *f)
+{
+	for (int calls = 0; calls < PUMP_BUDGET; calls++) {
+		size_t len = iobuf_len(&f->buf);
+		int can_read = !f->src_eof && f->src_ready && iobuf_room(&f->buf) >= f->read_min;
+		int whole = !f->exact || len >= f->write_size || f->src_eof;
+
+		if (len > 0 && f->dst_ready && whole && (len >= f->write_size || !can_read)) {
+			if (flow_write(f) < 0)
+				return PUMP_FAILED;
+		} else if (can_read) {
+			if (flow_read(f) < 0)
+				return PUMP_FAILED;
+		} else if (f->exact && iobuf_room(&f->buf) < f->read_min && len < f->write_size) {
+			iobuf_compact(&f->buf); /* a part datagram at the very end: rare */
+		} else if (len == 0 && f->src_eof) {
+			switch (flow_finish(f)) {
+			case -1: return PUMP_FAILED;
+			case 0: return PUMP_BLOCKED;
+			default: return PUMP_FINISHED;
+			}
+		} else {
+			return PUMP_BLOCKED;
+		}
+	}
+	return PUMP_BUDGET_USED;
+}
+
+/* Poll events follow from the flow's state: wait only for what would unblock it. */
+int flow_poll_events(const struct flow *f, struct pollfd *pfd)
+{
+	int n = 0;
+
+	if (!f->running)
+		return 0;
+	if (!f->src_eof && !f->src_ready && iobuf_room(&f->buf) >= f->read_min)
+		pfd[n++] = (struct pollfd){.fd = f->src, .events = POLLIN};
+	if ((iobuf_len(&f->buf) > 0 || f->src_eof) && !f->dst_ready)
+		pfd[n++] = (struct pollfd){.fd = f->dst, .events = POLLOUT};
+	return n;
+}
+
+/* Any event, error or hangup included, means the next syscall will tell us more. */
+void flow_poll_result(struct flow *f, const struct pollfd *pfd, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (pfd[i].revents == 0)
+			continue;
+		if (pfd[i].events & POLLIN)
+			f->src_ready = 1;
+		else
+			f->dst_ready = 1;
+	}
+}
+
+/*
+ * Size the flow's buffer for its transport: a datagram source reads whole
+ * datagrams; exact datagrams need room for a whole number of them.
+ */
+static size_t flow_capacity(const struct flow *f)
+{
+	size_t cap = f->read_size > f->write_size ? f->read_size : f->write_size;
+
+	if (f->exact)
+		cap = (cap + f->write_size - 1) / f->write_size * f->write_size;
+	return cap;
+}
+
+/* Set a flow up from its role and the transport. 0, or -1 when memory runs out. */
+int flow_init(struct flow *f, const struct flow_setup *setup, struct flow_stats *stats)
+{
+	const struct config *cfg = setup->cfg;
+	const struct transport *t = cfg->transport;
+	int to_socket = setup->kind == FLOW_SEND;
+
+	memset(f, 0, sizeof *f);
+	f->kind = setup->kind;
+	f->src = setup->src;
+	f->dst = setup->dst;
+	f->enabled = f->running = setup->enabled;
+	f->discard = setup->discard;
+	f->keep_dst = setup->keep_dst;
+	f->src_ready = f->dst_ready = 1;
+	f->stats = stats;
+	f->read_size = cfg->read_size;
+	f->write_size = cfg->write_size;
+	if (t->datagram && to_socket) {
+		f->dgram_dst = 1;
+		f->exact = cfg->dgram_size != 0;
+		f->write_size = f->exact ? cfg->dgram_size : cfg->read_size;
+		f->eof_datagram = t->connectionless && cfg->dgram_eof;
+	} else if (t->datagram) {
+		f->dgram_src = 1;
+		if (f->read_size < t->receive_buffer)
+			f->read_size = t->receive_buffer;
+		f->ignore_empty = t->connectionless && !cfg->dgram_eof;
+	}
+	f->read_min = f->exact ? 1 : f->read_size;
+	if (!f->enabled)
+		return 0;
+	return iobuf_init(&f->buf, flow_capacity(f));
+}
