@@ -67,7 +67,7 @@ static const char usage_text[] =
     "                           (default: one datagram per read)\n"
     "      --no-dgram-eof       no zero-length datagram at EOF, and none taken as EOF\n"
     "Speed:\n"
-    "  -B, --chunk-size SIZE    bytes per read() and write(), 1 to 64M (default 512K)\n"
+    "  -B, --chunk-size SIZE    bytes per read() and write(), 1 to 64M (default 96K)\n"
     "      --read-size SIZE     bytes per read() only\n"
     "      --write-size SIZE    at most bytes per write() only\n"
     "  -O, --sndbuf SIZE        SO_SNDBUF, set before connect/listen (default: kernel's)\n"

@@ -34,14 +34,14 @@ setup() {
     jq_is "$j" .transport tcp
     jq_is "$j" .exit_status 0
     jq_is "$j" .error null
-    jq_is "$j" '[.chunk_size, .read_size, .write_size] | map(tostring) | join(" ")' "524288 524288 524288"
+    jq_is "$j" '[.chunk_size, .read_size, .write_size] | map(tostring) | join(" ")' "98304 98304 98304"
     jq_true "$j" '(.sndbuf | type) == "number" and .sndbuf > 0 and (.rcvbuf | type) == "number" and .rcvbuf > 0'
     jq_true "$j" '[.sent, .received] | all(.syscalls == .reads + .writes)'
-    jq_true "$j" '[.sent, .received] | all(.max_read <= 524288 and .max_write <= 524288)'
+    jq_true "$j" '[.sent, .received] | all(.max_read <= 98304 and .max_write <= 98304)'
     jq_true "$j" '[.sent, .received] | all((.seconds | type) == "number" and .seconds >= 0 and (.bytes_per_second | type) == "number")'
     jq_true "$j" '.sent.reads >= 2 and .sent.writes >= 1 and .received.reads >= 1'
   done
-  jq_true "$c" '.sent.max_read == 524288'
+  jq_true "$c" '.sent.max_read == 98304'
   # the two ends agree on who is who
   jq_is "$c" .peer "127.0.0.1:$L_PORT"
   jq_is "$l" .local "127.0.0.1:$L_PORT"
@@ -65,11 +65,11 @@ setup() {
   fc_listen L
   run -0 --separate-stderr fcx "$T/A" "$T/c.out" --report 127.0.0.1 "$L_PORT"
   printf '%s\n' "$stderr" >"$T/c.err"
-  grep -Eq '^fastcat: sent 1048577 bytes \(1\.00 MiB\) in [0-9.]+ s: [0-9.]+ MiB/s, [0-9.]+ Gbit/s; [0-9]+ reads \(mean [0-9]+ B, max 524288 B\), [0-9]+ writes \(mean [0-9]+ B, max 524288 B\)$' "$T/c.err" ||
+  grep -Eq '^fastcat: sent 1048577 bytes \(1\.00 MiB\) in [0-9.]+ s: [0-9.]+ MiB/s, [0-9.]+ Gbit/s; [0-9]+ reads \(mean [0-9]+ B, max 98304 B\), [0-9]+ writes \(mean [0-9]+ B, max 98304 B\)$' "$T/c.err" ||
     fail "no 'sent' report line in: $stderr"
   grep -Eq '^fastcat: received 0 bytes \(0 B\) in [0-9.]+ s: ' "$T/c.err" ||
     fail "no 'received' report line in: $stderr"
-  grep -Eq "^fastcat: tcp 127\.0\.0\.1:[0-9]+ -> 127\.0\.0\.1:$L_PORT, chunk 512 KiB, SO_SNDBUF [0-9]+, SO_RCVBUF [0-9]+\$" "$T/c.err" ||
+  grep -Eq "^fastcat: tcp 127\.0\.0\.1:[0-9]+ -> 127\.0\.0\.1:$L_PORT, chunk 96 KiB, SO_SNDBUF [0-9]+, SO_RCVBUF [0-9]+\$" "$T/c.err" ||
     fail "no 'tcp' summary line in: $stderr"
   ! grep -q '^{' "$T/c.err" || fail "human report contains JSON: $stderr"
 }

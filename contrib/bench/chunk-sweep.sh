@@ -10,7 +10,7 @@
 # Usage: chunk-sweep.sh [options]
 #   -c 'SIZES'  chunk sizes, space- or comma-separated, fastcat SIZE syntax
 #               (default '4k 16k 64k 96k 128k 256k 512k 1M 4M')
-#   -b SIZE     ratio baseline (default 512k, fastcat's default, if in the list; else the first)
+#   -b SIZE     ratio baseline (default 96k, fastcat's default, if in the list; else the first)
 #   -s MIB      bytes per run, in MiB (default 2048)
 #   -n ROUNDS   measured rounds (default 5)          -w N   warm-up rounds (default 1)
 #   -F PATH     fastcat binary (default: src/fastcat of this tree)
@@ -43,7 +43,7 @@ for c in ${CHUNKS//,/ }; do
 	[[ $c =~ ^[0-9]+([kKmMgG]|KiB|MiB|GiB)?$ ]] || { echo "${0##*/}: bad chunk size '$c'" >&2; exit 2; }
 	tools+=${tools:+,}fastcat-B$c
 	first=${first:-$c}
-	[ -z "$BASE" ] && [ "$c" = 512k ] && BASE=512k
+	[ -z "$BASE" ] && [ "$c" = 96k ] && BASE=96k
 done
 [ -n "$tools" ] || { echo "${0##*/}: no chunk size" >&2; exit 2; }
 BASE=${BASE:-$first}

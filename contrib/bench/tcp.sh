@@ -14,7 +14,7 @@
 #   -s MIB      bytes per run, in MiB (default 2048)
 #   -n ROUNDS   measured rounds (default 5)          -w N   warm-up rounds (default 1)
 #   -t LIST     tools, comma-separated (default: all below)
-#                 fastcat      fastcat -l / fastcat                    (512 KiB chunks by default)
+#                 fastcat      fastcat -l / fastcat                    (96 KiB chunks by default)
 #                 fastcat-BSZ  fastcat with -B SZ on both ends, e.g. fastcat-B1M
 #                 nc.openbsd   nc.openbsd -l / nc.openbsd -N
 #                 socat        socat -u TCP-LISTEN / socat -u TCP       (8 KiB)
