@@ -361,3 +361,87 @@ skip_unless_ipv6() { ipv6_ok || skip "::1 is not configured on this machine"; }
 
 unshare_ok() { unshare -n true 2>/dev/null; }
 skip_unless_unshare() { unshare_ok || skip "unshare -n does not work here (needs root / user namespaces)"; }
+
+# ------------------------------------------------------- unix / datagram
+
+# unique_abstract: a Linux abstract socket name (without the leading @)
+# that no other test or run uses.
+unique_abstract() {
+  printf 'fc-%s-%s-%s%s\n' "$$" "${BATS_TEST_NUMBER:-0}" "$RANDOM" "$RANDOM"
+}
+
+# abstract_bound NAME: some socket is bound to the abstract name @NAME.
+abstract_bound() { grep -q -- " @$1\$" /proc/net/unix 2>/dev/null; }
+
+# wait_for_socket PATH [PID] [SECS]: poll until PATH is a socket file (or,
+# for @NAME, until /proc/net/unix lists the abstract name). For listeners
+# that print nothing useful (nc.openbsd -lU, socat UNIX-LISTEN/RECV).
+wait_for_socket() {
+  local p=$1 pid=${2:-} secs=${3:-$FC_DEADLINE} start
+  start=$(now_us)
+  while :; do
+    if [[ $p == @* ]]; then abstract_bound "${p#@}" && return 0
+    else [[ -S $p ]] && return 0
+    fi
+    if [[ -n $pid ]] && ! is_alive "$pid"; then
+      echo "# pid $pid exited before creating socket $p" >&2
+      return 1
+    fi
+    if (( $(now_us) - start > secs * 1000000 )); then
+      echo "# timeout (${secs}s) waiting for socket $p" >&2
+      return 1
+    fi
+    sleep 0.05
+  done
+}
+
+# fc_ulisten NAME [--in F] [--out F] [--addr PATH|@NAME] [--] [fastcat options...]
+# Unix-socket listener: ${FC_PREFIX[@]} $FASTCAT -v -l OPTIONS PATH, where
+# OPTIONS choose the transport (-U, -Uu, -U --transport unix-seqpacket, ...).
+# Default PATH: $(tdir)/NAME.sock. Waits for "fastcat: listening on PATH"
+# (the exact path). Sets NAME_PID and NAME_PATH.
+fc_ulisten() {
+  local name=$1 _in _out _addr _rest err pid got
+  _listen_args "$@"
+  [[ $_addr == 127.0.0.1 ]] && _addr=$(tdir)/$name.sock
+  err=$(tdir)/$name.err
+  "${FC_PREFIX[@]}" "$FASTCAT" -v -l "${_rest[@]}" "$_addr" >"$_out" 2>"$err" <"$_in" 3>&- &
+  pid=$!
+  fc_track "$pid"
+  printf -v "${name}_PID" '%s' "$pid"
+  printf -v "${name}_PATH" '%s' "$_addr"
+  wait_for_line "$err" '^fastcat: listening on ' "$pid" || return 1
+  got=$(sed -n 's/^fastcat: listening on //p' "$err" | head -n 1)
+  if [[ $got != "$_addr" ]]; then
+    echo "# $name: listening line names '$got', expected '$_addr'" >&2
+    return 1
+  fi
+}
+
+# path_of_len N DIR: a path inside DIR that is exactly N bytes long
+# (DIR/xxx...x). Fails if DIR is too long for that.
+path_of_len() {
+  local n=$1 dir=$2 pad
+  pad=$(( n - ${#dir} - 1 ))
+  (( pad >= 1 )) || { echo "# $dir is too long for a $n-byte path" >&2; return 1; }
+  printf '%s/%s\n' "$dir" "$(head -c "$pad" /dev/zero | tr '\0' x)"
+}
+
+# feed_fifo NAME FIFO PAYLOAD WATCH BYTES [after]: background writer (NAME)
+# into FIFO: writes PAYLOAD, then holds FIFO open until the file WATCH has
+# BYTES bytes (at most 30 s), so the reader's stdin ends only then. With
+# "after": waits for WATCH first, then writes PAYLOAD and closes. For peers
+# (nc.openbsd) that stop receiving once their own stdin ends or once their
+# peer half-closes.
+feed_fifo() {
+  local name=$1 fifo=$2 payload=$3 watch=$4 bytes=$5 when=${6:-before}
+  bg_start "$name" /dev/null "$fifo" bash -c '
+    waitfor() {
+      local i=0
+      while [ "$(stat -c %s "$1" 2>/dev/null || echo 0)" -lt "$2" ] && [ $i -lt 600 ]; do
+        sleep 0.05; i=$((i + 1))
+      done
+    }
+    if [ "$5" = after ]; then waitfor "$2" "$3"; cat "$1"
+    else cat "$1"; waitfor "$2" "$3"; fi' _ "$payload" "$watch" "$bytes" "$when"
+}
