@@ -129,6 +129,7 @@ struct flow {
 	int exact;        /* --dgram-size: only whole write_size datagrams until EOF */
 	int eof_datagram; /* EOF goes out as a zero-length datagram */
 	int ignore_empty; /* --no-dgram-eof: a zero-length datagram is not EOF */
+	int soft_refusal; /* a refused connectionless peer is no reason to stop reading */
 	size_t read_size, write_size;
 	size_t read_min; /* room needed at the tail before a read */
 	struct iobuf buf;

@@ -59,6 +59,13 @@ static int flow_read(struct flow *f)
 		f->src_eof = !f->ignore_empty;
 	} else if (errno == EAGAIN || errno == EWOULDBLOCK) {
 		f->src_ready = 0;
+	} else if (errno == ECONNREFUSED && f->soft_refusal) {
+		/*
+		 * An ICMP "port unreachable" for something we sent; Linux reports it
+		 * before datagrams already queued, which must still be read. A lost
+		 * send shows up on the sending side.
+		 */
+		log_verbose("the peer's port was unreachable for a datagram we sent");
 	} else if (errno != EINTR) {
 		flow_failed(f, 0, errno);
 		return -1;
@@ -243,6 +250,7 @@ int flow_init(struct flow *f, const struct flow_setup *setup, struct flow_stats 
 		if (f->read_size < t->receive_buffer)
 			f->read_size = t->receive_buffer;
 		f->ignore_empty = t->connectionless && !cfg->dgram_eof;
+		f->soft_refusal = t->connectionless;
 	}
 	f->read_min = f->exact ? 1 : f->read_size;
 	if (!f->enabled)
