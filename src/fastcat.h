@@ -56,20 +56,30 @@ struct config {
 	int send_only;          /* --send-only: never write stdout */
 	size_t dgram_size; /* --dgram-size: cut the stream into datagrams this big, 0 = per read */
 	int dgram_eof;     /* a zero-length datagram marks EOF (--no-dgram-eof: 0) */
+	int checksum;      /* --checksum: XXH64 of each direction in the report */
 	enum report_format report;
+};
+
+/* Streaming XXH64 state (digest.c). */
+struct digest {
+	uint64_t v[4];
+	uint64_t total;
+	unsigned char hold[32]; /* bytes waiting for a whole 32-byte stripe */
+	size_t held;
 };
 
 /* One direction's counters. */
 struct flow_stats {
-	uint64_t bytes;     /* bytes delivered to the destination */
-	uint64_t reads;     /* read() calls on the source, EAGAIN included */
-	uint64_t writes;    /* write() calls on the destination, EAGAIN included */
-	size_t max_read;    /* most bytes one read() returned */
-	size_t max_write;   /* most bytes one write() took */
-	uint64_t datagrams; /* datagram transports: datagrams moved */
-	uint64_t truncated; /* datagrams cut short by the receive buffer */
-	double started;     /* monotonic seconds when the connection opened */
-	double finished;    /* monotonic seconds at this direction's EOF, 0 = running */
+	uint64_t bytes;       /* bytes delivered to the destination */
+	uint64_t reads;       /* read() calls on the source, EAGAIN included */
+	uint64_t writes;      /* write() calls on the destination, EAGAIN included */
+	size_t max_read;      /* most bytes one read() returned */
+	size_t max_write;     /* most bytes one write() took */
+	uint64_t datagrams;   /* datagram transports: datagrams moved */
+	uint64_t truncated;   /* datagrams cut short by the receive buffer */
+	struct digest digest; /* --checksum: XXH64 of the bytes delivered */
+	double started;       /* monotonic seconds when the connection opened */
+	double finished;      /* monotonic seconds at this direction's EOF, 0 = running */
 };
 
 /* A connected socket and what is known about it. */
@@ -130,6 +140,7 @@ struct flow {
 	int eof_datagram; /* EOF goes out as a zero-length datagram */
 	int ignore_empty; /* --no-dgram-eof: a zero-length datagram is not EOF */
 	int soft_refusal; /* a refused connectionless peer is no reason to stop reading */
+	int checksum;     /* feed what is delivered to stats->digest */
 	size_t read_size, write_size;
 	size_t read_min; /* room needed at the tail before a read */
 	struct iobuf buf;
@@ -172,6 +183,11 @@ int addr_unix(const char *, struct sockaddr_storage *, socklen_t *);
 int addr_unix_check(const char *, char *, size_t);
 void addr_format(const struct sockaddr *, socklen_t, char *, size_t);
 void addr_format_fd(int, int, char *, size_t);
+
+/* digest.c */
+void digest_init(struct digest *);
+void digest_update(struct digest *, const void *, size_t);
+uint64_t digest_final(const struct digest *);
 
 /* endpoint.c */
 int endpoint_connect(const struct config *, struct endpoint *, char *, size_t);

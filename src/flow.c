@@ -85,8 +85,9 @@ static int flow_write(struct flow *f)
 {
 	size_t want = flow_write_len(f);
 	ssize_t n;
-
 	if (f->discard) {
+		if (f->checksum)
+			digest_update(&f->stats->digest, iobuf_head(&f->buf), iobuf_len(&f->buf));
 		f->stats->bytes += iobuf_len(&f->buf);
 		iobuf_consumed(&f->buf, iobuf_len(&f->buf));
 		return 0;
@@ -94,6 +95,8 @@ static int flow_write(struct flow *f)
 	n = write(f->dst, iobuf_head(&f->buf), want);
 	f->stats->writes++;
 	if (n > 0) {
+		if (f->checksum)
+			digest_update(&f->stats->digest, iobuf_head(&f->buf), (size_t)n);
 		iobuf_consumed(&f->buf, (size_t)n);
 		f->stats->bytes += (uint64_t)n;
 		f->stats->datagrams += f->dgram_dst;
@@ -238,6 +241,8 @@ int flow_init(struct flow *f, const struct flow_setup *setup, struct flow_stats 
 	f->keep_dst = setup->keep_dst;
 	f->src_ready = f->dst_ready = 1;
 	f->stats = stats;
+	f->checksum = cfg->checksum;
+	digest_init(&stats->digest);
 	f->read_size = cfg->read_size;
 	f->write_size = cfg->write_size;
 	if (t->datagram && to_socket) {

@@ -21,6 +21,7 @@ enum {
 	OPT_TRANSPORT,
 	OPT_DGRAM_SIZE,
 	OPT_NO_DGRAM_EOF,
+	OPT_CHECKSUM,
 };
 
 static const char short_options[] = ":lk46nvhVB:O:I:w:Nq:duU";
@@ -46,6 +47,7 @@ static const struct option long_options[] = {
     {"transport", required_argument, NULL, OPT_TRANSPORT},
     {"dgram-size", required_argument, NULL, OPT_DGRAM_SIZE},
     {"no-dgram-eof", no_argument, NULL, OPT_NO_DGRAM_EOF},
+    {"checksum", no_argument, NULL, OPT_CHECKSUM},
     {NULL, 0, NULL, 0},
 };
 
@@ -86,6 +88,7 @@ static const char usage_text[] =
     "Report:\n"
     "  -v, --verbose            progress on stderr, and the report at exit\n"
     "      --report[=human|json] throughput report on stderr at exit (and on SIGUSR1)\n"
+    "      --checksum           XXH64 of the bytes sent and received, in the report\n"
     "  -h, --help, -V, --version\n"
     "\n"
     "SIZE takes k/K/KiB, m/M/MiB, g/G/GiB suffixes (powers of 1024).\n"
@@ -239,6 +242,7 @@ static int apply_option(struct config *cfg, struct seen *seen, int c, const char
 	case 'U': seen->unix = 1; break;
 	case OPT_TRANSPORT: seen->transport = arg; break;
 	case OPT_NO_DGRAM_EOF: cfg->dgram_eof = 0; break;
+	case OPT_CHECKSUM: cfg->checksum = 1; break;
 	case OPT_DGRAM_SIZE:
 		rc = parse_size_option(seen->label, arg, CHUNK_MIN, CHUNK_MAX, "datagram size",
 		                       "1 byte to 64 MiB", &v, err, errlen);

@@ -30,23 +30,28 @@ static double flow_rate(const struct flow_stats *f, double now)
 	return secs > 0 ? (double)f->bytes / secs : 0;
 }
 
-static void print_human_flow(const char *name, const struct flow_stats *f, int datagram, double now)
+static void print_human_flow(const char *name, const struct flow_stats *f, int datagram,
+                             int checksum, double now)
 {
-	char approx[32], datagrams[64] = "";
+	char approx[32], datagrams[64] = "", digest[32] = "";
 	double rate = flow_rate(f, now);
 
 	units_format_bytes(f->bytes, approx, sizeof approx);
 	if (datagram)
 		snprintf(datagrams, sizeof datagrams, "; %llu datagrams, %llu truncated",
 		         (unsigned long long)f->datagrams, (unsigned long long)f->truncated);
+	if (checksum)
+		snprintf(digest, sizeof digest, "; xxh64 %016llx",
+		         (unsigned long long)digest_final(&f->digest));
 	fprintf(stderr,
 	        "fastcat: %s %llu bytes (%s) in %.3f s: %.1f MiB/s, %.3f Gbit/s; "
-	        "%llu reads (mean %.0f B, max %zu B), %llu writes (mean %.0f B, max %zu B)%s\n",
+	        "%llu reads (mean %.0f B, max %zu B), %llu writes (mean %.0f B, max %zu B)%s%s\n",
 	        name, (unsigned long long)f->bytes, approx, flow_seconds(f, now),
 	        rate / (double)MIB, rate * 8 / 1e9, (unsigned long long)f->reads,
 	        f->reads ? (double)f->bytes / (double)f->reads : 0.0, f->max_read,
 	        (unsigned long long)f->writes,
-	        f->writes ? (double)f->bytes / (double)f->writes : 0.0, f->max_write, datagrams);
+	        f->writes ? (double)f->bytes / (double)f->writes : 0.0, f->max_write, datagrams,
+	        digest);
 }
 
 static void print_human(const struct session *s, int sndbuf, int rcvbuf, double now)
@@ -54,8 +59,8 @@ static void print_human(const struct session *s, int sndbuf, int rcvbuf, double 
 	const struct config *cfg = s->cfg;
 	char rs[32], ws[32];
 
-	print_human_flow("sent", &s->sent, cfg->transport->datagram, now);
-	print_human_flow("received", &s->received, cfg->transport->datagram, now);
+	print_human_flow("sent", &s->sent, cfg->transport->datagram, cfg->checksum, now);
+	print_human_flow("received", &s->received, cfg->transport->datagram, cfg->checksum, now);
 	units_format_size(cfg->read_size, rs, sizeof rs);
 	units_format_size(cfg->write_size, ws, sizeof ws);
 	if (cfg->read_size == cfg->write_size)
@@ -88,7 +93,8 @@ static void json_string(char *out, size_t len, const char *s)
 	out[o] = '\0';
 }
 
-static void json_flow(char *out, size_t len, const struct flow_stats *f, int datagram, double now)
+static void json_flow(char *out, size_t len, const struct flow_stats *f, int datagram, int checksum,
+                      double now)
 {
 	int n = snprintf(out, len,
 	                 "{\"bytes\":%llu,\"seconds\":%.6f,\"bytes_per_second\":%.1f,"
@@ -101,9 +107,12 @@ static void json_flow(char *out, size_t len, const struct flow_stats *f, int dat
 	if (n < 0 || (size_t)n >= len)
 		return;
 	if (datagram)
-		snprintf(out + n, len - (size_t)n, ",\"datagrams\":%llu,\"truncated\":%llu}",
-		         (unsigned long long)f->datagrams, (unsigned long long)f->truncated);
-	else
+		n += snprintf(out + n, len - (size_t)n, ",\"datagrams\":%llu,\"truncated\":%llu",
+		              (unsigned long long)f->datagrams, (unsigned long long)f->truncated);
+	if (checksum && n > 0 && (size_t)n < len)
+		n += snprintf(out + n, len - (size_t)n, ",\"xxh64\":\"%016llx\"",
+		              (unsigned long long)digest_final(&f->digest));
+	if (n > 0 && (size_t)n < len)
 		snprintf(out + n, len - (size_t)n, "}");
 }
 
@@ -112,8 +121,9 @@ static void print_json(const struct session *s, int final, int sndbuf, int rcvbu
 	const struct config *cfg = s->cfg;
 	char sent[512], received[512], local[160], peer[160], error[600];
 
-	json_flow(sent, sizeof sent, &s->sent, cfg->transport->datagram, now);
-	json_flow(received, sizeof received, &s->received, cfg->transport->datagram, now);
+	json_flow(sent, sizeof sent, &s->sent, cfg->transport->datagram, cfg->checksum, now);
+	json_flow(received, sizeof received, &s->received, cfg->transport->datagram, cfg->checksum,
+	          now);
 	json_string(local, sizeof local, s->ep->local);
 	json_string(peer, sizeof peer, s->ep->peer);
 	if (s->error[0] != '\0')
