@@ -17,6 +17,12 @@ static int session_run(const struct config *cfg, struct endpoint *ep)
 	s.ep = ep;
 	s.sent.started = s.received.started = report_now();
 	relay_run(&s, STDIN_FILENO, STDOUT_FILENO);
+	if (cfg->seq && s.received.seq.lost > 0 && s.exit_status == EXIT_OK) {
+		s.exit_status = EXIT_RUNTIME;
+		snprintf(s.error, sizeof s.error,
+		         "%llu datagrams lost (--seq found gaps in the sequence numbers)",
+		         (unsigned long long)s.received.seq.lost);
+	}
 	report_print(&s, 1);
 	if (s.received.truncated > 0)
 		log_warn("%llu datagrams truncated (larger than the %zu-byte receive buffer)",

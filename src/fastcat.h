@@ -23,10 +23,11 @@
  * machine (TCP loopback, 2 GiB from tmpfs, see doc/HACKING.md): 96 KiB was
  * the fastest and cheapest size of the sweep, 1.19x 512 KiB, 2.2x 128 KiB.
  */
-#define CHUNK_DEFAULT (96 * KIB)
-#define CHUNK_MIN     ((size_t)1)
-#define CHUNK_MAX     (64 * MIB)
-#define SOCKBUF_MAX   (1024 * MIB)
+#define CHUNK_DEFAULT    (96 * KIB)
+#define CHUNK_MIN        ((size_t)1)
+#define CHUNK_MAX        (64 * MIB)
+#define SOCKBUF_MAX      (1024 * MIB)
+#define SEQ_HEADER_BYTES 8 /* --seq: the sequence number in front of each datagram */
 
 enum report_format {
 	REPORT_NONE,
@@ -57,6 +58,7 @@ struct config {
 	size_t dgram_size; /* --dgram-size: cut the stream into datagrams this big, 0 = per read */
 	int dgram_eof;     /* a zero-length datagram marks EOF (--no-dgram-eof: 0) */
 	int checksum;      /* --checksum: XXH64 of each direction in the report */
+	int seq;           /* --seq: number datagrams, count losses (both ends) */
 	enum report_format report;
 };
 
@@ -66,6 +68,15 @@ struct digest {
 	uint64_t total;
 	unsigned char hold[32]; /* bytes waiting for a whole 32-byte stripe */
 	size_t held;
+};
+
+/* --seq bookkeeping on the receiving side (seqtrack.c). */
+struct seqtrack {
+	uint64_t next;       /* the sequence number expected next */
+	uint64_t lost;       /* gaps not filled (yet) */
+	uint64_t duplicated; /* seen twice, or too old to tell */
+	uint64_t reordered;  /* arrived after a later one */
+	uint64_t seen[16];   /* which of the last 1024 numbers arrived */
 };
 
 /* One direction's counters. */
@@ -78,6 +89,8 @@ struct flow_stats {
 	uint64_t datagrams;   /* datagram transports: datagrams moved */
 	uint64_t truncated;   /* datagrams cut short by the receive buffer */
 	struct digest digest; /* --checksum: XXH64 of the bytes delivered */
+	struct seqtrack seq;  /* --seq: what the sequence numbers say about the datagrams */
+	uint64_t runts;       /* --seq: datagrams too short to hold a sequence number */
 	double started;       /* monotonic seconds when the connection opened */
 	double finished;      /* monotonic seconds at this direction's EOF, 0 = running */
 };
@@ -127,20 +140,22 @@ enum flow_kind { FLOW_SEND, FLOW_RECEIVE };
 struct flow {
 	enum flow_kind kind;
 	int src, dst;
-	int enabled;      /* not turned off by -d */
-	int running;      /* enabled and its EOF not yet passed on */
-	int discard;      /* --send-only: read the peer's data and drop it */
-	int keep_dst;     /* -k: stdout stays open for the next connection */
-	int src_eof;      /* the source said EOF */
-	int src_ready;    /* optimistic: true until read() says EAGAIN */
-	int dst_ready;    /* optimistic: true until write() says EAGAIN */
-	int dgram_src;    /* whole datagrams in, counted, truncation seen */
-	int dgram_dst;    /* each write is one datagram */
-	int exact;        /* --dgram-size: only whole write_size datagrams until EOF */
-	int eof_datagram; /* EOF goes out as a zero-length datagram */
-	int ignore_empty; /* --no-dgram-eof: a zero-length datagram is not EOF */
-	int soft_refusal; /* a refused connectionless peer is no reason to stop reading */
-	int checksum;     /* feed what is delivered to stats->digest */
+	int enabled;       /* not turned off by -d */
+	int running;       /* enabled and its EOF not yet passed on */
+	int discard;       /* --send-only: read the peer's data and drop it */
+	int keep_dst;      /* -k: stdout stays open for the next connection */
+	int src_eof;       /* the source said EOF */
+	int src_ready;     /* optimistic: true until read() says EAGAIN */
+	int dst_ready;     /* optimistic: true until write() says EAGAIN */
+	int dgram_src;     /* whole datagrams in, counted, truncation seen */
+	int dgram_dst;     /* each write is one datagram */
+	int exact;         /* --dgram-size: only whole write_size datagrams until EOF */
+	int eof_datagram;  /* EOF goes out as a zero-length datagram */
+	int ignore_empty;  /* --no-dgram-eof: a zero-length datagram is not EOF */
+	int soft_refusal;  /* a refused connectionless peer is no reason to stop reading */
+	int checksum;      /* feed what is delivered to stats->digest */
+	int seq;           /* --seq: datagrams carry a sequence number */
+	uint64_t next_seq; /* the number the next datagram sent carries */
 	size_t read_size, write_size;
 	size_t read_min; /* room needed at the tail before a read */
 	struct iobuf buf;
@@ -188,6 +203,10 @@ void addr_format_fd(int, int, char *, size_t);
 void digest_init(struct digest *);
 void digest_update(struct digest *, const void *, size_t);
 uint64_t digest_final(const struct digest *);
+
+/* seqtrack.c */
+void seqtrack_init(struct seqtrack *);
+void seqtrack_add(struct seqtrack *, uint64_t);
 
 /* endpoint.c */
 int endpoint_connect(const struct config *, struct endpoint *, char *, size_t);

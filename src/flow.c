@@ -23,24 +23,80 @@ static void flow_failed(struct flow *f, int is_write, int err)
 	f->err_on_write = is_write;
 }
 
-/* A datagram source is read with recvmsg() so a datagram cut by the buffer is seen. */
+/* --seq: each datagram starts with its sequence number, 8 bytes big-endian. */
+#define SEQ_HEADER SEQ_HEADER_BYTES
+
+static void seq_encode(unsigned char *h, uint64_t seq)
+{
+	for (int i = SEQ_HEADER - 1; i >= 0; i--, seq >>= 8)
+		h[i] = (unsigned char)seq;
+}
+
+static uint64_t seq_decode(const unsigned char *h)
+{
+	uint64_t seq = 0;
+
+	for (int i = 0; i < SEQ_HEADER; i++)
+		seq = seq << 8 | h[i];
+	return seq;
+}
+
+/*
+ * A datagram source is read with recvmsg() so a datagram cut by the buffer is
+ * seen; with --seq the header lands apart from the data and is counted.
+ * Returns the payload bytes, 0 for a zero-length datagram or EOF, or -1.
+ */
 static ssize_t flow_recv(struct flow *f, size_t want)
 {
-	struct iovec iov = {.iov_base = iobuf_tail(&f->buf), .iov_len = want};
+	unsigned char header[SEQ_HEADER];
+	struct iovec iov[2] = {{header, SEQ_HEADER}, {iobuf_tail(&f->buf), want}};
 	struct msghdr msg;
+	int seq = f->seq;
 	ssize_t n;
 
 	if (!f->dgram_src)
-		return read(f->src, iov.iov_base, want);
+		return read(f->src, iov[1].iov_base, want);
 	memset(&msg, 0, sizeof msg);
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
+	msg.msg_iov = iov + !seq;
+	msg.msg_iovlen = 1 + seq;
 	n = recvmsg(f->src, &msg, 0);
 	if (n > 0)
 		f->stats->datagrams++;
 	if (n >= 0 && (msg.msg_flags & MSG_TRUNC))
 		f->stats->truncated++;
-	return n;
+	if (!seq || n <= 0)
+		return n;
+	if (n < SEQ_HEADER) {
+		f->stats->runts++;
+		return -2;
+	}
+	seqtrack_add(&f->stats->seq, seq_decode(header));
+	if (n == SEQ_HEADER) {
+		f->stats->datagrams--; /* the numbered EOF marker carries no data */
+		f->stats->seq.next--;  /* ... and takes no number of its own */
+	}
+	return n - SEQ_HEADER;
+}
+
+/* Write one datagram or chunk; with --seq, a datagram goes out behind its number. */
+static ssize_t flow_send(struct flow *f, size_t want)
+{
+	unsigned char header[SEQ_HEADER];
+	struct iovec iov[2] = {{header, SEQ_HEADER}, {iobuf_head(&f->buf), want}};
+	struct msghdr msg;
+	ssize_t n;
+
+	if (!f->seq || !f->dgram_dst)
+		return write(f->dst, iov[1].iov_base, want);
+	seq_encode(header, f->next_seq);
+	memset(&msg, 0, sizeof msg);
+	msg.msg_iov = iov;
+	msg.msg_iovlen = 2;
+	n = sendmsg(f->dst, &msg, 0);
+	if (n < 0)
+		return n;
+	f->next_seq++;
+	return n - SEQ_HEADER;
 }
 
 static int flow_read(struct flow *f)
@@ -49,6 +105,8 @@ static int flow_read(struct flow *f)
 	ssize_t n = flow_recv(f, room < f->read_size ? room : f->read_size);
 
 	f->stats->reads++;
+	if (n == -2)
+		return 0; /* a runt datagram, counted and dropped */
 	if (n > 0) {
 		iobuf_produced(&f->buf, (size_t)n);
 		if ((size_t)n > f->stats->max_read)
@@ -92,7 +150,7 @@ static int flow_write(struct flow *f)
 		iobuf_consumed(&f->buf, iobuf_len(&f->buf));
 		return 0;
 	}
-	n = write(f->dst, iobuf_head(&f->buf), want);
+	n = flow_send(f, want);
 	f->stats->writes++;
 	if (n > 0) {
 		if (f->checksum)
@@ -114,6 +172,21 @@ static int flow_write(struct flow *f)
 }
 
 /*
+ * The EOF datagram: zero-length, or with --seq just the header, whose number
+ * tells the receiver how many datagrams there were, so losses at the very
+ * end are counted too.
+ */
+static ssize_t flow_send_eof(struct flow *f)
+{
+	unsigned char header[SEQ_HEADER];
+
+	if (!f->seq)
+		return send(f->dst, "", 0, 0);
+	seq_encode(header, f->next_seq);
+	return send(f->dst, header, SEQ_HEADER, 0);
+}
+
+/*
  * Pass a flow's EOF on. To the socket: a zero-length datagram for
  * connectionless transports, else a half-close, so the peer sees our EOF
  * while we keep reading its data. To stdout: close it so whoever reads it
@@ -125,7 +198,7 @@ static int flow_finish(struct flow *f)
 	if (f->eof_datagram) {
 		if (!f->dst_ready)
 			return 0;
-		if (send(f->dst, "", 0, 0) < 0) {
+		if (flow_send_eof(f) < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
 				f->dst_ready = errno == EINTR;
 				return 0;
@@ -250,12 +323,15 @@ int flow_init(struct flow *f, const struct flow_setup *setup, struct flow_stats 
 		f->exact = cfg->dgram_size != 0;
 		f->write_size = f->exact ? cfg->dgram_size : cfg->read_size;
 		f->eof_datagram = t->connectionless && cfg->dgram_eof;
+		f->seq = cfg->seq;
 	} else if (t->datagram) {
 		f->dgram_src = 1;
 		if (f->read_size < t->receive_buffer)
 			f->read_size = t->receive_buffer;
 		f->ignore_empty = t->connectionless && !cfg->dgram_eof;
 		f->soft_refusal = t->connectionless;
+		f->seq = cfg->seq;
+		seqtrack_init(&stats->seq);
 	}
 	f->read_min = f->exact ? 1 : f->read_size;
 	if (!f->enabled)

@@ -22,6 +22,7 @@ enum {
 	OPT_DGRAM_SIZE,
 	OPT_NO_DGRAM_EOF,
 	OPT_CHECKSUM,
+	OPT_SEQ,
 };
 
 static const char short_options[] = ":lk46nvhVB:O:I:w:Nq:duU";
@@ -48,6 +49,7 @@ static const struct option long_options[] = {
     {"dgram-size", required_argument, NULL, OPT_DGRAM_SIZE},
     {"no-dgram-eof", no_argument, NULL, OPT_NO_DGRAM_EOF},
     {"checksum", no_argument, NULL, OPT_CHECKSUM},
+    {"seq", no_argument, NULL, OPT_SEQ},
     {NULL, 0, NULL, 0},
 };
 
@@ -68,6 +70,8 @@ static const char usage_text[] =
     "      --dgram-size SIZE    cut the stream into datagrams of exactly SIZE bytes\n"
     "                           (default: one datagram per read)\n"
     "      --no-dgram-eof       no zero-length datagram at EOF, and none taken as EOF\n"
+    "      --seq                number datagrams; the receiver counts lost, duplicated\n"
+    "                           and reordered ones (fastcat at both ends)\n"
     "Speed:\n"
     "  -B, --chunk-size SIZE    bytes per read() and write(), 1 to 64M (default 96K)\n"
     "      --read-size SIZE     bytes per read() only\n"
@@ -243,6 +247,7 @@ static int apply_option(struct config *cfg, struct seen *seen, int c, const char
 	case OPT_TRANSPORT: seen->transport = arg; break;
 	case OPT_NO_DGRAM_EOF: cfg->dgram_eof = 0; break;
 	case OPT_CHECKSUM: cfg->checksum = 1; break;
+	case OPT_SEQ: cfg->seq = 1; break;
 	case OPT_DGRAM_SIZE:
 		rc = parse_size_option(seen->label, arg, CHUNK_MIN, CHUNK_MAX, "datagram size",
 		                       "1 byte to 64 MiB", &v, err, errlen);
@@ -332,6 +337,10 @@ static int check_combinations(struct config *cfg, const struct seen *seen, char 
 		return usage_error(err, errlen, "-4 and -6: pick one");
 	if (cfg->recv_only && cfg->send_only)
 		return usage_error(err, errlen, "--recv-only and --send-only: nothing would move");
+	if (cfg->seq && !cfg->transport->datagram)
+		return usage_error(
+		    err, errlen,
+		    "--seq: needs a datagram transport (udp, unix-dgram, unix-seqpacket)");
 	if (cfg->dgram_size != 0 && !cfg->transport->datagram)
 		return usage_error(err, errlen,
 		                   "--dgram-size: needs a datagram transport (udp, unix-dgram, "
@@ -354,10 +363,12 @@ static int fit_datagrams(struct config *cfg, const struct seen *seen, char *err,
 	size_t datagram;
 
 	if (!seen->chunk && t->default_chunk != 0)
-		cfg->read_size = cfg->write_size = t->default_chunk;
+		cfg->read_size = cfg->write_size =
+		    t->default_chunk - (cfg->seq ? SEQ_HEADER_BYTES : 0);
 	if (!t->datagram)
 		return 0;
-	datagram = cfg->dgram_size != 0 ? cfg->dgram_size : cfg->read_size;
+	datagram = (cfg->dgram_size != 0 ? cfg->dgram_size : cfg->read_size) +
+	           (cfg->seq ? SEQ_HEADER_BYTES : 0);
 	if (t->max_datagram != 0 && datagram > t->max_datagram)
 		return usage_error(err, errlen,
 		                   "%s: a UDP datagram holds at most %zu bytes (%zu over IPv4)",

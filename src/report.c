@@ -94,7 +94,7 @@ static void json_string(char *out, size_t len, const char *s)
 }
 
 static void json_flow(char *out, size_t len, const struct flow_stats *f, int datagram, int checksum,
-                      double now)
+                      int seq, double now)
 {
 	int n = snprintf(out, len,
 	                 "{\"bytes\":%llu,\"seconds\":%.6f,\"bytes_per_second\":%.1f,"
@@ -109,6 +109,12 @@ static void json_flow(char *out, size_t len, const struct flow_stats *f, int dat
 	if (datagram)
 		n += snprintf(out + n, len - (size_t)n, ",\"datagrams\":%llu,\"truncated\":%llu",
 		              (unsigned long long)f->datagrams, (unsigned long long)f->truncated);
+	if (seq && n > 0 && (size_t)n < len)
+		n +=
+		    snprintf(out + n, len - (size_t)n,
+		             ",\"lost\":%llu,\"duplicated\":%llu,\"reordered\":%llu,\"runts\":%llu",
+		             (unsigned long long)f->seq.lost, (unsigned long long)f->seq.duplicated,
+		             (unsigned long long)f->seq.reordered, (unsigned long long)f->runts);
 	if (checksum && n > 0 && (size_t)n < len)
 		n += snprintf(out + n, len - (size_t)n, ",\"xxh64\":\"%016llx\"",
 		              (unsigned long long)digest_final(&f->digest));
@@ -121,9 +127,9 @@ static void print_json(const struct session *s, int final, int sndbuf, int rcvbu
 	const struct config *cfg = s->cfg;
 	char sent[512], received[512], local[160], peer[160], error[600];
 
-	json_flow(sent, sizeof sent, &s->sent, cfg->transport->datagram, cfg->checksum, now);
+	json_flow(sent, sizeof sent, &s->sent, cfg->transport->datagram, cfg->checksum, 0, now);
 	json_flow(received, sizeof received, &s->received, cfg->transport->datagram, cfg->checksum,
-	          now);
+	          cfg->seq, now);
 	json_string(local, sizeof local, s->ep->local);
 	json_string(peer, sizeof peer, s->ep->peer);
 	if (s->error[0] != '\0')

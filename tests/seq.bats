@@ -1,0 +1,52 @@
+#!/usr/bin/env bats
+# seq.bats - --seq: numbered datagrams, and the receiver's count of lost, duplicated and
+# reordered ones agrees with what the sender sent.
+
+load helpers
+
+setup() {
+  T=$BATS_TEST_TMPDIR
+}
+
+@test "--seq over unix-dgram, --dgram-size 1024, 4 MiB: byte-exact, 4096 datagrams, nothing lost, exit 0" {
+  mkpayload "$T/A" 4194304
+  fc_ulisten L -- -Uu --seq --report=json
+  run -0 --separate-stderr fcx "$T/A" "$T/c.out" -Uu --seq --dgram-size 1024 --report=json "$L_PATH"
+  printf '%s\n' "$stderr" >"$T/c.err"
+  local rc l
+  wait_exit rc "$L_PID" 20
+  assert_equal "listener exit $rc" "listener exit 0"
+  assert_same_bytes "$T/A" "$T/L.out"
+  l=$(json_report "$T/L.err")
+  jq_is "$(json_report "$T/c.err")" .sent.datagrams 4096
+  jq_is "$l" '[.received.datagrams, .received.lost, .received.duplicated, .received.reordered] | map(tostring) | join(" ")' "4096 0 0 0"
+}
+
+@test "--seq over UDP with a receiver that cannot keep up: received + lost = sent, exit 1 naming the loss" {
+  mkpayload "$T/A" 20971520
+  # a 64 KiB receive buffer overflows at once; the pause before stdin's EOF lets the
+  # receiver drain it, so the EOF datagram itself is not among the losses
+  fc_listen L -u --seq -I 64k --report=json
+  run -0 --separate-stderr bash -c '{ cat "$1"; sleep 0.5; } | "$FASTCAT" -u --seq --report=json 127.0.0.1 "$2" >"$3"' \
+    _ "$T/A" "$L_PORT" "$T/c.out"
+  printf '%s\n' "$stderr" >"$T/c.err"
+  local rc sent got lost
+  wait_exit rc "$L_PID" 20
+  assert_equal "listener exit $rc" "listener exit 1"
+  sent=$(jq -r .sent.datagrams <<<"$(json_report "$T/c.err")")
+  got=$(jq -r .received.datagrams <<<"$(json_report "$T/L.err")")
+  lost=$(jq -r .received.lost <<<"$(json_report "$T/L.err")")
+  ((lost > 0)) || fail "nothing lost with a 4 KiB receive buffer: the test proves nothing"
+  assert_equal "received $got + lost $lost" "received $got + lost $((sent - got))"
+  grep -qx "fastcat: $lost datagrams lost (--seq found gaps in the sequence numbers)" "$T/L.err" ||
+    fail "no loss message in: $(cat "$T/L.err")"
+  # the report counts exactly what reached stdout
+  jq_is "$(json_report "$T/L.err")" .received.bytes "$(stat -c %s "$T/L.out")"
+}
+
+@test "--seq needs a datagram transport; with UDP -B may not exceed 65527 minus the 8-byte number" {
+  run -2 "$FASTCAT" --seq 127.0.0.1 9
+  assert_output "fastcat: --seq: needs a datagram transport (udp, unix-dgram, unix-seqpacket)"
+  run -2 "$FASTCAT" -u --seq -B 65527 127.0.0.1 9
+  assert_output --partial "a UDP datagram holds at most 65527 bytes"
+}
