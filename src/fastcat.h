@@ -156,6 +156,7 @@ struct flow {
 	int checksum;      /* feed what is delivered to stats->digest */
 	int seq;           /* --seq: datagrams carry a sequence number */
 	uint64_t next_seq; /* the number the next datagram sent carries */
+	size_t recv_slot;  /* --dgram-size at a receiver: the most a datagram holds, 0 = unknown */
 	size_t read_size, write_size;
 	size_t read_min; /* room needed at the tail before a read */
 	struct iobuf buf;
@@ -198,6 +199,12 @@ int addr_unix(const char *, struct sockaddr_storage *, socklen_t *);
 int addr_unix_check(const char *, char *, size_t);
 void addr_format(const struct sockaddr *, socklen_t, char *, size_t);
 void addr_format_fd(int, int, char *, size_t);
+
+/* batch-mmsg.c or batch-single.c, chosen by configure */
+#define BATCH_MAX 64 /* datagrams one batch_send call may take */
+struct msghdr;
+int batch_send(int, struct msghdr *, unsigned);
+int batch_recv(int, struct msghdr *, unsigned, size_t *);
 
 /* digest.c */
 void digest_init(struct digest *);

@@ -42,29 +42,16 @@ static uint64_t seq_decode(const unsigned char *h)
 }
 
 /*
- * A datagram source is read with recvmsg() so a datagram cut by the buffer is
- * seen; with --seq the header lands apart from the data and is counted.
- * Returns the payload bytes, 0 for a zero-length datagram or EOF, or -1.
+ * Count one datagram that arrived as n bytes (header included with --seq).
+ * Returns its payload bytes, 0 for the EOF marker, or -2 for a runt.
  */
-static ssize_t flow_recv(struct flow *f, size_t want)
+static ssize_t flow_account(struct flow *f, ssize_t n, int flags, const unsigned char *header)
 {
-	unsigned char header[SEQ_HEADER];
-	struct iovec iov[2] = {{header, SEQ_HEADER}, {iobuf_tail(&f->buf), want}};
-	struct msghdr msg;
-	int seq = f->seq;
-	ssize_t n;
-
-	if (!f->dgram_src)
-		return read(f->src, iov[1].iov_base, want);
-	memset(&msg, 0, sizeof msg);
-	msg.msg_iov = iov + !seq;
-	msg.msg_iovlen = 1 + seq;
-	n = recvmsg(f->src, &msg, 0);
 	if (n > 0)
 		f->stats->datagrams++;
-	if (n >= 0 && (msg.msg_flags & MSG_TRUNC))
+	if (flags & MSG_TRUNC)
 		f->stats->truncated++;
-	if (!seq || n <= 0)
+	if (!f->seq || n == 0)
 		return n;
 	if (n < SEQ_HEADER) {
 		f->stats->runts++;
@@ -76,6 +63,68 @@ static ssize_t flow_recv(struct flow *f, size_t want)
 		f->stats->seq.next--;  /* ... and takes no number of its own */
 	}
 	return n - SEQ_HEADER;
+}
+
+/*
+ * A datagram source is read with recvmsg() so a datagram cut by the buffer is
+ * seen; with --seq the header lands apart from the data and is counted.
+ * Returns the payload bytes, 0 for a zero-length datagram or EOF, -1, or -2.
+ */
+static ssize_t flow_recv(struct flow *f, size_t want)
+{
+	unsigned char header[SEQ_HEADER];
+	struct iovec iov[2] = {{header, SEQ_HEADER}, {iobuf_tail(&f->buf), want}};
+	struct msghdr msg;
+	ssize_t n;
+
+	if (!f->dgram_src)
+		return read(f->src, iov[1].iov_base, want);
+	memset(&msg, 0, sizeof msg);
+	msg.msg_iov = iov + !f->seq;
+	msg.msg_iovlen = (size_t)(1 + f->seq);
+	n = recvmsg(f->src, &msg, 0);
+	return n < 0 ? n : flow_account(f, n, msg.msg_flags, header);
+}
+
+/*
+ * With --dgram-size N at the receiver, datagrams are known to be at most N
+ * bytes: one batch_recv call (recvmmsg where there is one) fills slots of N
+ * bytes, and the payloads are packed together behind the tail. A larger
+ * datagram is cut, and counted as truncated. Returns the bytes produced
+ * (the EOF marker sets src_eof), -1 with errno, or -2 for nothing usable.
+ */
+static ssize_t flow_recv_batch(struct flow *f)
+{
+	unsigned char headers[BATCH_MAX][SEQ_HEADER];
+	struct iovec iov[BATCH_MAX][2];
+	struct msghdr msgs[BATCH_MAX];
+	size_t lens[BATCH_MAX], slot = f->recv_slot, produced = 0;
+	size_t slots = iobuf_room(&f->buf) / slot;
+	unsigned n = slots > BATCH_MAX ? BATCH_MAX : (unsigned)slots;
+	char *base = iobuf_tail(&f->buf);
+	int got;
+
+	memset(msgs, 0, sizeof msgs[0] * n);
+	for (unsigned i = 0; i < n; i++) {
+		iov[i][0] = (struct iovec){headers[i], SEQ_HEADER};
+		iov[i][1] = (struct iovec){base + i * slot, slot};
+		msgs[i].msg_iov = iov[i] + !f->seq;
+		msgs[i].msg_iovlen = (size_t)(1 + f->seq);
+	}
+	got = batch_recv(f->src, msgs, n, lens);
+	if (got < 0)
+		return -1;
+	for (int i = 0; i < got && !f->src_eof; i++) {
+		ssize_t len = flow_account(f, (ssize_t)lens[i], msgs[i].msg_flags, headers[i]);
+		if (len > 0) {
+			memmove(base + produced, base + (size_t)i * slot, (size_t)len);
+			produced += (size_t)len;
+		} else if (len == 0) {
+			f->src_eof = !f->ignore_empty;
+		}
+	}
+	iobuf_produced(&f->buf, produced);
+	return produced > 0 || f->src_eof ? (ssize_t)produced : -2;
 }
 
 /* Write one datagram or chunk; with --seq, a datagram goes out behind its number. */
@@ -102,11 +151,17 @@ static ssize_t flow_send(struct flow *f, size_t want)
 static int flow_read(struct flow *f)
 {
 	size_t room = iobuf_room(&f->buf);
-	ssize_t n = flow_recv(f, room < f->read_size ? room : f->read_size);
+	int batch = f->recv_slot != 0 && room >= 2 * f->recv_slot;
+	ssize_t n =
+	    batch ? flow_recv_batch(f) : flow_recv(f, room < f->read_size ? room : f->read_size);
 
 	f->stats->reads++;
-	if (n == -2)
-		return 0; /* a runt datagram, counted and dropped */
+	if (n == -2 || (batch && n >= 0)) {
+		if (n > 0 && (size_t)n > f->stats->max_read)
+			f->stats->max_read = (size_t)n;
+		f->moved |= n > 0;
+		return 0; /* runts dropped; a batch produced its data and its EOF itself */
+	}
 	if (n > 0) {
 		iobuf_produced(&f->buf, (size_t)n);
 		if ((size_t)n > f->stats->max_read)
@@ -139,10 +194,43 @@ static size_t flow_write_len(const struct flow *f)
 	return len < f->write_size ? len : f->write_size;
 }
 
+/*
+ * With --dgram-size and several whole datagrams waiting, one batch_send call
+ * takes up to BATCH_MAX of them (sendmmsg where the platform has it).
+ * Returns the payload bytes sent and the number of datagrams in *count.
+ */
+static ssize_t flow_send_batch(struct flow *f, unsigned *count)
+{
+	unsigned char headers[BATCH_MAX][SEQ_HEADER];
+	struct iovec iov[BATCH_MAX][2];
+	struct msghdr msgs[BATCH_MAX];
+	size_t size = f->write_size, whole = iobuf_len(&f->buf) / size;
+	unsigned n = whole > BATCH_MAX ? BATCH_MAX : (unsigned)whole;
+	char *p = iobuf_head(&f->buf);
+	int sent;
+
+	memset(msgs, 0, sizeof msgs[0] * n);
+	for (unsigned i = 0; i < n; i++) {
+		seq_encode(headers[i], f->next_seq + i);
+		iov[i][0] = (struct iovec){headers[i], SEQ_HEADER};
+		iov[i][1] = (struct iovec){p + i * size, size};
+		msgs[i].msg_iov = iov[i] + !f->seq;
+		msgs[i].msg_iovlen = (size_t)(1 + f->seq);
+	}
+	sent = batch_send(f->dst, msgs, n);
+	if (sent < 0)
+		return -1;
+	f->next_seq += (uint64_t)sent;
+	*count = (unsigned)sent;
+	return (ssize_t)((size_t)sent * size);
+}
+
 static int flow_write(struct flow *f)
 {
 	size_t want = flow_write_len(f);
+	unsigned count = 1;
 	ssize_t n;
+
 	if (f->discard) {
 		if (f->checksum)
 			digest_update(&f->stats->digest, iobuf_head(&f->buf), iobuf_len(&f->buf));
@@ -150,16 +238,20 @@ static int flow_write(struct flow *f)
 		iobuf_consumed(&f->buf, iobuf_len(&f->buf));
 		return 0;
 	}
-	n = flow_send(f, want);
+	if (f->exact && iobuf_len(&f->buf) >= 2 * f->write_size)
+		n = flow_send_batch(f, &count);
+	else
+		n = flow_send(f, want);
 	f->stats->writes++;
 	if (n > 0) {
 		if (f->checksum)
 			digest_update(&f->stats->digest, iobuf_head(&f->buf), (size_t)n);
 		iobuf_consumed(&f->buf, (size_t)n);
 		f->stats->bytes += (uint64_t)n;
-		f->stats->datagrams += f->dgram_dst;
-		if ((size_t)n > f->stats->max_write)
-			f->stats->max_write = (size_t)n;
+		f->stats->datagrams += f->dgram_dst ? count : 0;
+		/* for datagrams, the largest one; a batch holds equal ones */
+		if ((size_t)n / count > f->stats->max_write)
+			f->stats->max_write = (size_t)n / count;
 		f->moved = 1;
 	} else if (n < 0 && errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK) {
 		f->failed_write_len = want;
@@ -295,6 +387,8 @@ static size_t flow_capacity(const struct flow *f)
 
 	if (f->exact)
 		cap = (cap + f->write_size - 1) / f->write_size * f->write_size;
+	if (f->dgram_src)
+		cap += f->read_size; /* room for more small datagrams before one write */
 	return cap;
 }
 
@@ -331,6 +425,7 @@ int flow_init(struct flow *f, const struct flow_setup *setup, struct flow_stats 
 		f->ignore_empty = t->connectionless && !cfg->dgram_eof;
 		f->soft_refusal = t->connectionless;
 		f->seq = cfg->seq;
+		f->recv_slot = cfg->dgram_size;
 		seqtrack_init(&stats->seq);
 	}
 	f->read_min = f->exact ? 1 : f->read_size;
