@@ -56,3 +56,28 @@ xxh64_of() { local h; h=$(xxhsum -H1 <"$1") && printf '%s\n' "${h%% *}"; }
   printf '%s\n' "$stderr" >"$T/c.err"
   jq_true "$(json_report "$T/c.err")" '(.sent | has("xxh64") | not) and (.received | has("xxh64") | not)'
 }
+
+@test "--dgram-size at both unix-dgram ends (batched receive): 4096 datagrams, digests match, nothing truncated" {
+  mkpayload "$T/A" 4194304
+  fc_ulisten L -- -Uu --dgram-size 1024 --checksum --report=json
+  run -0 --separate-stderr fcx "$T/A" "$T/c.out" -Uu --dgram-size 1024 --checksum "$L_PATH"
+  local rc l
+  wait_exit rc "$L_PID" 20
+  assert_equal "listener exit $rc" "listener exit 0"
+  assert_same_bytes "$T/A" "$T/L.out"
+  l=$(json_report "$T/L.err")
+  jq_is "$l" '[.received.datagrams, .received.truncated] | map(tostring) | join(" ")' "4096 0"
+  jq_is "$l" .received.xxh64 "$(xxh64_of "$T/A")"
+  # batched: far fewer receive calls than datagrams
+  jq_true "$l" '.received.reads < 2048'
+}
+
+@test "a receiver's --dgram-size is a promise: a larger datagram is cut, counted and warned about" {
+  mkpayload "$T/A" 20000
+  fc_ulisten L -- -Uu --dgram-size 1000 --report=json
+  run -0 --separate-stderr fcx "$T/A" "$T/c.out" -Uu --dgram-size 2000 "$L_PATH"
+  local rc
+  wait_exit rc "$L_PID" 20
+  jq_is "$(json_report "$T/L.err")" .received.truncated 10
+  grep -q '^fastcat: warning: 10 datagrams truncated' "$T/L.err" || fail "no truncation warning: $(cat "$T/L.err")"
+}
