@@ -44,8 +44,8 @@ MIB=2048 ROUNDS=5 WARM=1 TOOLS='' BASE='' FASTCAT=$HERE/../../src/fastcat FC_EXT
 PIN=0,1 CSV='' NAME=tcp TMO=''
 ALL_TOOLS=fastcat,nc.openbsd,socat,socat-b1M,ncat,iperf3-l1M
 
-usage() { sed -n '2,/^set -u/p' "$0" | sed '/^set -u/d;s/^# \{0,1\}//'; }
-die() { echo "${0##*/}: $*" >&2; exit 2; }
+# shellcheck source=contrib/bench/lib.sh
+. "$HERE/lib.sh"
 while getopts "s:n:w:t:b:F:a:kP:o:N:T:h" o; do
 	case $o in
 	s) MIB=$OPTARG ;; n) ROUNDS=$OPTARG ;; w) WARM=$OPTARG ;; t) TOOLS=$OPTARG ;;
@@ -67,33 +67,9 @@ read -r -a FC_ARGS <<< "$FC_EXTRA"
 [ "${BASH_VERSINFO[0]}" -ge 5 ] || die "needs bash >= 5 (EPOCHREALTIME)"
 command -v ss > /dev/null || die "needs ss (iproute2)"
 
-case $PIN in
-none) PINR=() PINS=() ;;
-*,*)
-	command -v taskset > /dev/null || die "needs taskset (util-linux) for -P; use -P none"
-	PINR=(taskset -c "${PIN%,*}") PINS=(taskset -c "${PIN#*,}")
-	{ "${PINR[@]}" true && "${PINS[@]}" true; } || die "bad -P $PIN (this machine has $(nproc) CPUs)" ;;
-*) die "-P wants R,S or none" ;;
-esac
+bench_pin "$PIN"
 
-# CPU time of one end. GNU time reports the rusage that wait4() returns for its child, which
-# includes the child's own reaped children (timeout -> tool). Without it, a bash wrapper's
-# `times` gives the same kernel figures (children line), at ms resolution.
-if [ "${BENCH_TIMER:-}" != bash ] && [ -x /usr/bin/time ] && /usr/bin/time -f '%U %S' -o /dev/null true 2> /dev/null; then
-	TIMER=gnu
-else
-	TIMER=bash
-	echo "note: GNU time not found (apt-get install time); using bash 'times' around each end" >&2
-fi
-timed() { # TIMEFILE CMD... -> exec CMD under a timer that writes "user sys" seconds to TIMEFILE
-	local tf=$1
-	shift
-	if [ $TIMER = gnu ]; then
-		exec /usr/bin/time -f '%U %S' -o "$tf" "$@"
-	fi
-	# shellcheck disable=SC2016
-	exec bash -c '"$@"; rc=$?; times > "$0.raw"; awk '\''NR == 2 { for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); printf "%.3f%s", t[1] * 60 + t[2], (i == 1 ? " " : "\n") } }'\'' "$0.raw" > "$0"; exit $rc' "$tf" "$@"
-}
+bench_timer
 
 # ---- tools: spec_X PORT sets RECV=() SEND=() READY (stderr|ss) MEM (0|1) NEED (binary)
 spec_fastcat() { # PORT [EXTRA...]
@@ -162,39 +138,6 @@ fi
 # ---- work dir, cleanup
 PIDS=()
 WORK=
-descendants() { # PID -> its descendants, depth first
-	local c
-	# shellcheck disable=SC2013 # the file is one line of PIDs
-	for c in $(cat /proc/"$1"/task/*/children 2> /dev/null); do
-		echo "$c"
-		descendants "$c"
-	done
-}
-kill_started() { # every process started for the current run, and their children, by PID
-	local all=() p
-	for p in "${PIDS[@]}"; do
-		kill -0 "$p" 2> /dev/null || continue
-		all+=("$p")
-		mapfile -t -O "${#all[@]}" all < <(descendants "$p")
-	done
-	PIDS=()
-	[ ${#all[@]} -gt 0 ] || return 0
-	kill -TERM "${all[@]}" 2> /dev/null
-	for _ in 1 2 3 4 5 6 7 8 9 10; do
-		local alive=()
-		for p in "${all[@]}"; do kill -0 "$p" 2> /dev/null && alive+=("$p"); done
-		[ ${#alive[@]} -gt 0 ] || break
-		sleep 0.1
-	done
-	for p in "${all[@]}"; do kill -0 "$p" 2> /dev/null && kill -KILL "$p" 2> /dev/null; done
-	wait 2> /dev/null
-	return 0
-}
-cleanup() {
-	trap - EXIT INT TERM HUP
-	kill_started
-	[ -n "$WORK" ] && rm -rf "$WORK"
-}
 trap cleanup EXIT
 trap 'echo "interrupted" >&2; exit 130' INT
 trap 'echo "terminated" >&2; exit 143' TERM
@@ -232,7 +175,6 @@ free_port() { # a port nothing uses (no listener, no connection, no TIME_WAIT), 
 json_bytes() { # KEY -> the first "bytes" after "KEY" in iperf3's JSON (s.out)
 	awk -v k="\"$1\"" 'index($0, k) { f = 1 } f && /"bytes"/ { gsub(/[^0-9]/, ""); print; exit }' "$WORK/s.out"
 }
-usec() { echo "${EPOCHREALTIME/./}"; }
 csv_row() { # ROUND TOOL WALL_US RTIME STIME RRC SRC RBYTES STATUS NOTE
 	local ru rs su ss_
 	read -r ru rs < <(tail -n 1 "$4" 2> /dev/null)
