@@ -29,6 +29,20 @@
 #define SOCKBUF_MAX      (1024 * MIB)
 #define SEQ_HEADER_BYTES 8 /* --seq: the sequence number in front of each datagram */
 
+/* --copy: how bytes move between stdio and the socket. */
+enum copy_mode {
+	COPY_AUTO,   /* zero-copy where the flow allows it, else read/write */
+	COPY_RW,     /* read(2)/write(2) through fastcat's buffer, always */
+	COPY_SPLICE, /* zero-copy asked for: warn where a flow cannot have it */
+};
+
+/* What a flow actually does (the report names it). */
+enum copy_method {
+	METHOD_RW,       /* read into the buffer, write from it */
+	METHOD_SPLICE,   /* splice(2) source -> pipe -> destination, no copy in user space */
+	METHOD_SENDFILE, /* sendfile(2) from a regular file straight to the socket */
+};
+
 enum report_format {
 	REPORT_NONE,
 	REPORT_HUMAN,
@@ -59,6 +73,7 @@ struct config {
 	int dgram_eof;     /* a zero-length datagram marks EOF (--no-dgram-eof: 0) */
 	int checksum;      /* --checksum: XXH64 of each direction in the report */
 	int seq;           /* --seq: number datagrams, count losses (both ends) */
+	enum copy_mode copy;
 	enum report_format report;
 };
 
@@ -81,18 +96,19 @@ struct seqtrack {
 
 /* One direction's counters. */
 struct flow_stats {
-	uint64_t bytes;       /* bytes delivered to the destination */
-	uint64_t reads;       /* read() calls on the source, EAGAIN included */
-	uint64_t writes;      /* write() calls on the destination, EAGAIN included */
-	size_t max_read;      /* most bytes one read() returned */
-	size_t max_write;     /* most bytes one write() took */
-	uint64_t datagrams;   /* datagram transports: datagrams moved */
-	uint64_t truncated;   /* datagrams cut short by the receive buffer */
-	struct digest digest; /* --checksum: XXH64 of the bytes delivered */
-	struct seqtrack seq;  /* --seq: what the sequence numbers say about the datagrams */
-	uint64_t runts;       /* --seq: datagrams too short to hold a sequence number */
-	double started;       /* monotonic seconds when the connection opened */
-	double finished;      /* monotonic seconds at this direction's EOF, 0 = running */
+	uint64_t bytes;        /* bytes delivered to the destination */
+	uint64_t reads;        /* read() calls on the source, EAGAIN included */
+	uint64_t writes;       /* write() calls on the destination, EAGAIN included */
+	size_t max_read;       /* most bytes one read() returned */
+	size_t max_write;      /* most bytes one write() took */
+	uint64_t datagrams;    /* datagram transports: datagrams moved */
+	uint64_t truncated;    /* datagrams cut short by the receive buffer */
+	struct digest digest;  /* --checksum: XXH64 of the bytes delivered */
+	struct seqtrack seq;   /* --seq: what the sequence numbers say about the datagrams */
+	uint64_t runts;        /* --seq: datagrams too short to hold a sequence number */
+	double started;        /* monotonic seconds when the connection opened */
+	double finished;       /* monotonic seconds at this direction's EOF, 0 = running */
+	enum copy_method copy; /* how the bytes moved (the last method, after any fallback) */
 };
 
 /* A connected socket and what is known about it. */
@@ -165,6 +181,12 @@ struct flow {
 	int err;                 /* errno of the failure that stopped the flow */
 	int err_on_write;        /* ... and whether it was writing */
 	size_t failed_write_len; /* bytes the failed write tried to move */
+	enum copy_method method; /* how this flow moves bytes (copy.c) */
+	int pipe[2];             /* METHOD_SPLICE: the pipe the bytes pass through */
+	size_t pipe_cap;         /* ... its capacity */
+	size_t piped;            /* ... the bytes in it now */
+	int pipe_full;           /* ... took no more though bytes say room: its slots are used */
+	int copy_forced;         /* --copy=splice: a fallback is worth a warning */
 };
 
 /* What flow_init needs to know about a flow's role. */
@@ -206,6 +228,15 @@ struct msghdr;
 int batch_send(int, struct msghdr *, unsigned);
 int batch_recv(int, struct msghdr *, unsigned, size_t *);
 
+/* copy.c */
+void copy_choose(struct flow *, const struct config *);
+ssize_t copy_in(struct flow *, size_t);
+ssize_t copy_out(struct flow *, size_t);
+int copy_unsupported(int);
+int copy_fallback(struct flow *);
+void copy_close(struct flow *);
+const char *copy_method_name(enum copy_method);
+
 /* digest.c */
 void digest_init(struct digest *);
 void digest_update(struct digest *, const void *, size_t);
@@ -230,6 +261,8 @@ void listener_close(struct listener *);
 struct pollfd;
 int flow_init(struct flow *, const struct flow_setup *, struct flow_stats *);
 enum pump_result flow_pump(struct flow *);
+size_t flow_unsent(const struct flow *);
+void flow_free(struct flow *);
 int flow_poll_events(const struct flow *, struct pollfd *);
 void flow_poll_result(struct flow *, const struct pollfd *, int);
 
@@ -278,6 +311,13 @@ const struct transport *transport_find(const char *);
 const char *transport_names(void);
 extern const struct transport transport_tcp, transport_udp, transport_unix, transport_unix_dgram,
     transport_unix_seqpacket;
+
+/* zerocopy-linux.c or zerocopy-none.c, chosen by configure */
+int zerocopy_available(void);
+int zerocopy_pipe(int[2], size_t, size_t *);
+void zerocopy_grow_pipe(int, size_t);
+ssize_t zerocopy_splice(int, int, size_t);
+ssize_t zerocopy_sendfile(int, int, size_t);
 
 /* units.c */
 int units_parse_size(const char *, uint64_t *);

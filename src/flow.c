@@ -148,13 +148,76 @@ static ssize_t flow_send(struct flow *f, size_t want)
 	return n - SEQ_HEADER;
 }
 
+/* Bytes waiting for the destination, whatever holds them. */
+static size_t flow_len(const struct flow *f)
+{
+	switch (f->method) {
+	case METHOD_SPLICE: return f->piped;
+	case METHOD_SENDFILE: return f->src_eof ? 0 : f->write_size; /* the file is the buffer */
+	default: return iobuf_len(&f->buf);
+	}
+}
+
+/* Bytes the next read may bring in; sendfile reads and writes in one call, so never. */
+static size_t flow_room(const struct flow *f)
+{
+	switch (f->method) {
+	case METHOD_SPLICE: return f->pipe_full ? 0 : f->pipe_cap - f->piped;
+	case METHOD_SENDFILE: return 0;
+	default: return iobuf_room(&f->buf);
+	}
+}
+
+/* Bytes read from the source that did not reach the destination (for error messages). */
+size_t flow_unsent(const struct flow *f)
+{
+	return f->method == METHOD_SENDFILE ? 0 : flow_len(f);
+}
+
+/* splice or sendfile said "not for these fds": carry on with read/write. */
+static int flow_fall_back(struct flow *f, int is_write)
+{
+	if (copy_fallback(f) == 0)
+		return 0;
+	flow_failed(f, is_write, errno);
+	return -1;
+}
+
+/* A zero-copy read: source -> the flow's pipe. */
+static int flow_splice_in(struct flow *f, size_t want)
+{
+	ssize_t n = copy_in(f, want);
+
+	f->stats->reads++;
+	if (n > 0) {
+		f->piped += (size_t)n;
+		if ((size_t)n > f->stats->max_read)
+			f->stats->max_read = (size_t)n;
+		f->moved = 1;
+	} else if (n == 0) {
+		f->src_eof = 1;
+	} else if (errno == EAGAIN && f->piped > 0) {
+		f->pipe_full = 1; /* or the source is dry: a write comes next either way */
+	} else if (errno == EAGAIN) {
+		f->src_ready = 0;
+	} else if (copy_unsupported(errno)) {
+		return flow_fall_back(f, 0);
+	} else if (errno != EINTR) {
+		flow_failed(f, 0, errno);
+		return -1;
+	}
+	return 0;
+}
+
 static int flow_read(struct flow *f)
 {
-	size_t room = iobuf_room(&f->buf);
+	size_t room = flow_room(f);
 	int batch = f->recv_slot != 0 && room >= 2 * f->recv_slot;
-	ssize_t n =
-	    batch ? flow_recv_batch(f) : flow_recv(f, room < f->read_size ? room : f->read_size);
+	ssize_t n;
 
+	if (f->method == METHOD_SPLICE)
+		return flow_splice_in(f, room < f->read_size ? room : f->read_size);
+	n = batch ? flow_recv_batch(f) : flow_recv(f, room < f->read_size ? room : f->read_size);
 	f->stats->reads++;
 	if (n == -2 || (batch && n >= 0)) {
 		if (n > 0 && (size_t)n > f->stats->max_read)
@@ -189,7 +252,7 @@ static int flow_read(struct flow *f)
 /* The next write: a whole datagram when cutting exact sizes, else up to write_size. */
 static size_t flow_write_len(const struct flow *f)
 {
-	size_t len = iobuf_len(&f->buf);
+	size_t len = flow_len(f);
 
 	return len < f->write_size ? len : f->write_size;
 }
@@ -225,12 +288,43 @@ static ssize_t flow_send_batch(struct flow *f, unsigned *count)
 	return (ssize_t)((size_t)sent * size);
 }
 
+/* A zero-copy write: the pipe -> destination, or sendfile; 0 from sendfile is the file's end. */
+static int flow_splice_out(struct flow *f, size_t want)
+{
+	ssize_t n = copy_out(f, want);
+
+	f->stats->writes++;
+	if (n > 0) {
+		if (f->method == METHOD_SPLICE) {
+			f->piped -= (size_t)n;
+			f->pipe_full = 0;
+		}
+		f->stats->bytes += (uint64_t)n;
+		if ((size_t)n > f->stats->max_write)
+			f->stats->max_write = (size_t)n;
+		f->moved = 1;
+	} else if (n == 0) {
+		f->src_eof = 1; /* only sendfile returns 0: the pipe is never empty here */
+	} else if (errno == EAGAIN) {
+		f->dst_ready = 0;
+	} else if (copy_unsupported(errno)) {
+		return flow_fall_back(f, 1);
+	} else if (errno != EINTR) {
+		f->failed_write_len = want;
+		flow_failed(f, 1, errno);
+		return -1;
+	}
+	return 0;
+}
+
 static int flow_write(struct flow *f)
 {
 	size_t want = flow_write_len(f);
 	unsigned count = 1;
 	ssize_t n;
 
+	if (f->method != METHOD_RW)
+		return flow_splice_out(f, want);
 	if (f->discard) {
 		if (f->checksum)
 			digest_update(&f->stats->digest, iobuf_head(&f->buf), iobuf_len(&f->buf));
@@ -325,8 +419,8 @@ static int flow_finish(struct flow *f)
 enum pump_result flow_pump(struct flow *f)
 {
 	for (int calls = 0; calls < PUMP_BUDGET; calls++) {
-		size_t len = iobuf_len(&f->buf);
-		int can_read = !f->src_eof && f->src_ready && iobuf_room(&f->buf) >= f->read_min;
+		size_t len = flow_len(f);
+		int can_read = !f->src_eof && f->src_ready && flow_room(f) >= f->read_min;
 		int whole = !f->exact || len >= f->write_size || f->src_eof;
 
 		if (len > 0 && f->dst_ready && whole && (len >= f->write_size || !can_read)) {
@@ -335,7 +429,7 @@ enum pump_result flow_pump(struct flow *f)
 		} else if (can_read) {
 			if (flow_read(f) < 0)
 				return PUMP_FAILED;
-		} else if (f->exact && iobuf_room(&f->buf) < f->read_min && len < f->write_size) {
+		} else if (f->exact && flow_room(f) < f->read_min && len < f->write_size) {
 			iobuf_compact(&f->buf); /* a part datagram at the very end: rare */
 		} else if (len == 0 && f->src_eof) {
 			switch (flow_finish(f)) {
@@ -357,9 +451,9 @@ int flow_poll_events(const struct flow *f, struct pollfd *pfd)
 
 	if (!f->running)
 		return 0;
-	if (!f->src_eof && !f->src_ready && iobuf_room(&f->buf) >= f->read_min)
+	if (!f->src_eof && !f->src_ready && flow_room(f) >= f->read_min)
 		pfd[n++] = (struct pollfd){.fd = f->src, .events = POLLIN};
-	if ((iobuf_len(&f->buf) > 0 || f->src_eof) && !f->dst_ready)
+	if ((flow_len(f) > 0 || f->src_eof) && !f->dst_ready)
 		pfd[n++] = (struct pollfd){.fd = f->dst, .events = POLLOUT};
 	return n;
 }
@@ -429,7 +523,18 @@ int flow_init(struct flow *f, const struct flow_setup *setup, struct flow_stats 
 		seqtrack_init(&stats->seq);
 	}
 	f->read_min = f->exact ? 1 : f->read_size;
+	copy_choose(f, cfg);
+	stats->copy = f->method;
+	if (f->method == METHOD_SPLICE && f->read_min > f->pipe_cap)
+		f->read_min = f->pipe_cap; /* the kernel gave a smaller pipe than a chunk */
 	if (!f->enabled)
 		return 0;
+	/* Splice needs it only to fall back; untouched, it costs no memory. */
 	return iobuf_init(&f->buf, flow_capacity(f));
+}
+
+void flow_free(struct flow *f)
+{
+	iobuf_free(&f->buf);
+	copy_close(f);
 }

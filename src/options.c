@@ -23,6 +23,7 @@ enum {
 	OPT_NO_DGRAM_EOF,
 	OPT_CHECKSUM,
 	OPT_SEQ,
+	OPT_COPY,
 };
 
 static const char short_options[] = ":lk46nvhVB:O:I:w:Nq:duU";
@@ -50,6 +51,7 @@ static const struct option long_options[] = {
     {"no-dgram-eof", no_argument, NULL, OPT_NO_DGRAM_EOF},
     {"checksum", no_argument, NULL, OPT_CHECKSUM},
     {"seq", no_argument, NULL, OPT_SEQ},
+    {"copy", required_argument, NULL, OPT_COPY},
     {NULL, 0, NULL, 0},
 };
 
@@ -78,6 +80,8 @@ static const char usage_text[] =
     "      --write-size SIZE    at most bytes per write() only\n"
     "  -O, --sndbuf SIZE        SO_SNDBUF, set before connect/listen (default: kernel's)\n"
     "  -I, --rcvbuf SIZE        SO_RCVBUF, same; setting it turns off TCP autotuning\n"
+    "      --copy=MODE          auto (zero-copy splice/sendfile where possible), rw,\n"
+    "                           or splice (say when a direction cannot have it)\n"
     "End of data (EOF):\n"
     "  stdin EOF: what is pending is sent, then the socket is half-closed\n"
     "  (shutdown SHUT_WR) and fastcat reads on until the peer's EOF, then exits 0.\n"
@@ -264,6 +268,16 @@ static int apply_option(struct config *cfg, struct seen *seen, int c, const char
 		else
 			rc = usage_error(err, errlen, "--report=%s: must be human or json", arg);
 		break;
+	case OPT_COPY:
+		if (strcmp(arg, "auto") == 0)
+			cfg->copy = COPY_AUTO;
+		else if (strcmp(arg, "rw") == 0)
+			cfg->copy = COPY_RW;
+		else if (strcmp(arg, "splice") == 0)
+			cfg->copy = COPY_SPLICE;
+		else
+			rc = usage_error(err, errlen, "--copy=%s: must be auto, rw or splice", arg);
+		break;
 	}
 	return rc;
 }
@@ -345,6 +359,18 @@ static int check_combinations(struct config *cfg, const struct seen *seen, char 
 		return usage_error(err, errlen,
 		                   "--dgram-size: needs a datagram transport (udp, unix-dgram, "
 		                   "unix-seqpacket)");
+	if (cfg->copy == COPY_SPLICE && !zerocopy_available())
+		return usage_error(err, errlen,
+		                   "--copy=splice: this build has no splice (configure "
+		                   "--disable-splice, or not Linux)");
+	if (cfg->copy == COPY_SPLICE && cfg->transport->datagram)
+		return usage_error(err, errlen,
+		                   "--copy=splice: needs a stream transport (tcp, unix); "
+		                   "datagrams are copied whole");
+	if (cfg->copy == COPY_SPLICE && cfg->checksum)
+		return usage_error(err, errlen,
+		                   "--copy=splice and --checksum: the digest needs the bytes; "
+		                   "use --copy=auto or rw");
 	if (cfg->exit_on_peer_eof < 0)
 		cfg->exit_on_peer_eof = isatty(STDIN_FILENO);
 	if (cfg->verbose && cfg->report == REPORT_NONE)

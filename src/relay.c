@@ -46,7 +46,7 @@ static void relay_flow_failed(struct relay *r, const struct flow *f)
 		           peer, f->failed_write_len, r->s->cfg->transport->name, why);
 	else if (f->kind == FLOW_SEND)
 		relay_fail(r, "send to %s: %s (%zu bytes read from stdin not sent)", peer, why,
-		           iobuf_len(&f->buf));
+		           flow_unsent(f));
 	else if (!f->err_on_write)
 		relay_fail(r, "receive from %s: %s", peer, why);
 	else
@@ -216,5 +216,5 @@ void relay_run(struct session *s, int in_fd, int out_fd)
 		stdio_restore(&r, in_fd, out_fd);
 	}
 	for (int i = 0; i < 2; i++)
-		iobuf_free(&r.flows[i].buf);
+		flow_free(&r.flows[i]);
 }

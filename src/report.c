@@ -43,15 +43,15 @@ static void print_human_flow(const char *name, const struct flow_stats *f, int d
 	if (checksum)
 		snprintf(digest, sizeof digest, "; xxh64 %016llx",
 		         (unsigned long long)digest_final(&f->digest));
-	fprintf(stderr,
-	        "fastcat: %s %llu bytes (%s) in %.3f s: %.1f MiB/s, %.3f Gbit/s; "
-	        "%llu reads (mean %.0f B, max %zu B), %llu writes (mean %.0f B, max %zu B)%s%s\n",
-	        name, (unsigned long long)f->bytes, approx, flow_seconds(f, now),
-	        rate / (double)MIB, rate * 8 / 1e9, (unsigned long long)f->reads,
-	        f->reads ? (double)f->bytes / (double)f->reads : 0.0, f->max_read,
-	        (unsigned long long)f->writes,
-	        f->writes ? (double)f->bytes / (double)f->writes : 0.0, f->max_write, datagrams,
-	        digest);
+	fprintf(
+	    stderr,
+	    "fastcat: %s %llu bytes (%s) in %.3f s: %.1f MiB/s, %.3f Gbit/s; "
+	    "%llu reads (mean %.0f B, max %zu B), %llu writes (mean %.0f B, max %zu B) by %s%s%s\n",
+	    name, (unsigned long long)f->bytes, approx, flow_seconds(f, now), rate / (double)MIB,
+	    rate * 8 / 1e9, (unsigned long long)f->reads,
+	    f->reads ? (double)f->bytes / (double)f->reads : 0.0, f->max_read,
+	    (unsigned long long)f->writes, f->writes ? (double)f->bytes / (double)f->writes : 0.0,
+	    f->max_write, copy_method_name(f->copy), datagrams, digest);
 }
 
 static void print_human(const struct session *s, int sndbuf, int rcvbuf, double now)
@@ -99,10 +99,11 @@ static void json_flow(char *out, size_t len, const struct flow_stats *f, int dat
 	int n = snprintf(out, len,
 	                 "{\"bytes\":%llu,\"seconds\":%.6f,\"bytes_per_second\":%.1f,"
 	                 "\"syscalls\":%llu,\"reads\":%llu,\"writes\":%llu,\"max_read\":%zu,"
-	                 "\"max_write\":%zu",
+	                 "\"max_write\":%zu,\"copy\":\"%s\"",
 	                 (unsigned long long)f->bytes, flow_seconds(f, now), flow_rate(f, now),
 	                 (unsigned long long)(f->reads + f->writes), (unsigned long long)f->reads,
-	                 (unsigned long long)f->writes, f->max_read, f->max_write);
+	                 (unsigned long long)f->writes, f->max_read, f->max_write,
+	                 copy_method_name(f->copy));
 
 	if (n < 0 || (size_t)n >= len)
 		return;

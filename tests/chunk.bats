@@ -1,7 +1,9 @@
 #!/usr/bin/env bats
 # chunk.bats - -B / --read-size / --write-size bound every read() and write()
 # on the data fds (stdin, stdout, socket): checked with strace and with the
-# JSON report's max_read / max_write.
+# JSON report's max_read / max_write. The strace and JSON checks run with
+# --copy=rw, where every move is a read(2) or write(2); splice and sendfile
+# sizes are checked in copy.bats.
 
 load helpers
 
@@ -24,8 +26,8 @@ both_ways() {
   local lopts=() rc
   while (($#)) && [[ $1 != -- ]]; do lopts+=("$1"); shift; done
   shift
-  fc_listen L --in "$B" --report=json "${lopts[@]}"
-  run -0 --separate-stderr fcx "$A" "$T/c.out" --report=json "$@" 127.0.0.1 "$L_PORT"
+  fc_listen L --in "$B" --report=json --copy=rw "${lopts[@]}"
+  run -0 --separate-stderr fcx "$A" "$T/c.out" --report=json --copy=rw "$@" 127.0.0.1 "$L_PORT"
   printf '%s\n' "$stderr" >"$T/c.err"
   wait_exit rc "$L_PID" 30
   assert_equal "listener exit $rc" "listener exit 0"
@@ -38,10 +40,10 @@ both_ways() {
 @test "-B 4096: strace shows no read/write on stdin, stdout or socket above 4096 bytes (both ends)" {
   command -v strace >/dev/null || skip "strace not installed"
   FC_PREFIX=("${STRACE[@]}" -ff -qq -s 0 -o "$T/ltr" -e "trace=$STRACE_SET")
-  fc_listen L --in "$B" -B 4096
+  fc_listen L --in "$B" -B 4096 --copy=rw
   FC_PREFIX=()
   FC_TIMEOUT=60 run -0 io "$A" "$T/c.out" \
-    "${STRACE[@]}" -ff -qq -s 0 -o "$T/ctr" -e "trace=$STRACE_SET" "$FASTCAT" -B 4096 127.0.0.1 "$L_PORT"
+    "${STRACE[@]}" -ff -qq -s 0 -o "$T/ctr" -e "trace=$STRACE_SET" "$FASTCAT" -B 4096 --copy=rw 127.0.0.1 "$L_PORT"
   local rc
   wait_exit rc "$L_PID" 30
   assert_equal "listener exit $rc" "listener exit 0"
@@ -81,10 +83,10 @@ both_ways() {
 
 @test "--write-size 1000 with --read-size 4096: writes are split to <= 1000 bytes (strace and JSON)" {
   command -v strace >/dev/null || skip "strace not installed"
-  fc_listen L --in "$B" --read-size 4096 --write-size 1000 --report=json
+  fc_listen L --in "$B" --read-size 4096 --write-size 1000 --report=json --copy=rw
   FC_TIMEOUT=60 run -0 io "$A" "$T/c.out" \
     "${STRACE[@]}" -ff -qq -s 0 -o "$T/ctr" -e "trace=$STRACE_SET" \
-    "$FASTCAT" --read-size 4096 --write-size 1000 127.0.0.1 "$L_PORT"
+    "$FASTCAT" --read-size 4096 --write-size 1000 --copy=rw 127.0.0.1 "$L_PORT"
   local rc
   wait_exit rc "$L_PID" 30
   assert_equal "listener exit $rc" "listener exit 0"

@@ -10,8 +10,9 @@ setup() {
 @test "--report=json: one JSON line per end, byte counts match the payloads both ways" {
   mkpayload "$T/A" 1048577   # client -> listener
   mkpayload "$T/B" 300000    # listener -> client
-  fc_listen L --in "$T/B" --report=json
-  run -0 --separate-stderr fcx "$T/A" "$T/c.out" --report=json 127.0.0.1 "$L_PORT"
+  # read/write, so the read and write counts below mean read(2) and write(2) (splice: copy.bats)
+  fc_listen L --in "$T/B" --report=json --copy=rw
+  run -0 --separate-stderr fcx "$T/A" "$T/c.out" --report=json --copy=rw 127.0.0.1 "$L_PORT"
   # without -v the client's stderr is exactly the one JSON line
   assert_equal "${#stderr_lines[@]}" 1
   [[ ${stderr_lines[0]} == '{"fastcat":'* ]] || fail "stderr is not the JSON line: $stderr"
@@ -40,6 +41,7 @@ setup() {
     jq_true "$j" '[.sent, .received] | all(.max_read <= 98304 and .max_write <= 98304)'
     jq_true "$j" '[.sent, .received] | all((.seconds | type) == "number" and .seconds >= 0 and (.bytes_per_second | type) == "number")'
     jq_true "$j" '.sent.reads >= 2 and .sent.writes >= 1 and .received.reads >= 1'
+    jq_true "$j" '[.sent, .received] | all(.copy == "rw")'
   done
   jq_true "$c" '.sent.max_read == 98304'
   # the two ends agree on who is who
@@ -63,9 +65,9 @@ setup() {
 @test "--report (human): sent/received lines and the tcp summary line" {
   mkpayload "$T/A" 1048577
   fc_listen L
-  run -0 --separate-stderr fcx "$T/A" "$T/c.out" --report 127.0.0.1 "$L_PORT"
+  run -0 --separate-stderr fcx "$T/A" "$T/c.out" --report --copy=rw 127.0.0.1 "$L_PORT"
   printf '%s\n' "$stderr" >"$T/c.err"
-  grep -Eq '^fastcat: sent 1048577 bytes \(1\.00 MiB\) in [0-9.]+ s: [0-9.]+ MiB/s, [0-9.]+ Gbit/s; [0-9]+ reads \(mean [0-9]+ B, max 98304 B\), [0-9]+ writes \(mean [0-9]+ B, max 98304 B\)$' "$T/c.err" ||
+  grep -Eq '^fastcat: sent 1048577 bytes \(1\.00 MiB\) in [0-9.]+ s: [0-9.]+ MiB/s, [0-9.]+ Gbit/s; [0-9]+ reads \(mean [0-9]+ B, max 98304 B\), [0-9]+ writes \(mean [0-9]+ B, max 98304 B\) by rw$' "$T/c.err" ||
     fail "no 'sent' report line in: $stderr"
   grep -Eq '^fastcat: received 0 bytes \(0 B\) in [0-9.]+ s: ' "$T/c.err" ||
     fail "no 'received' report line in: $stderr"

@@ -1,0 +1,158 @@
+/* copy.c: how a flow moves its bytes: read/write, splice through a pipe, or sendfile. */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fastcat.h"
+
+const char *copy_method_name(enum copy_method m)
+{
+	switch (m) {
+	case METHOD_SPLICE: return "splice";
+	case METHOD_SENDFILE: return "sendfile";
+	default: return "rw";
+	}
+}
+
+static const char *flow_name(const struct flow *f)
+{
+	return f->kind == FLOW_SEND ? "stdin -> socket" : "socket -> stdout";
+}
+
+/*
+ * Why a flow must copy through fastcat's buffer, or NULL when zero-copy may
+ * be tried: it cannot see the bytes, so anything that must look at them or
+ * cut them wants read/write. A terminal keeps read/write so interactive use
+ * behaves exactly like nc.
+ */
+static const char *copy_rw_reason(const struct flow *f, const struct config *cfg)
+{
+	if (!zerocopy_available())
+		return "this build has no splice (configure --disable-splice, or not Linux)";
+	if (cfg->transport->datagram)
+		return "datagrams are read and sent whole";
+	if (cfg->checksum)
+		return "--checksum reads the bytes";
+	if (isatty(f->src) || isatty(f->dst))
+		return "a terminal";
+	return NULL;
+}
+
+/*
+ * A pipe on stdin or stdout holds 64 KiB by default, so each read or splice
+ * from it moves at most that much whatever the chunk size: let it hold a
+ * chunk, up to the 1 MiB an unprivileged process may ask for (the pipe is
+ * shared with the process at its other end).
+ */
+#define STDIO_PIPE_MAX MIB
+
+static void copy_grow_stdio_pipe(int fd, size_t chunk)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode))
+		zerocopy_grow_pipe(fd, chunk < STDIO_PIPE_MAX ? chunk : STDIO_PIPE_MAX);
+}
+
+/*
+ * Pick the flow's method. From a regular file to the socket, sendfile needs
+ * no pipe; everything else splices through a pipe of its own sized for one
+ * chunk (the pipe holds page references, not copies). Anything that fails
+ * here leaves read/write, which always works.
+ */
+void copy_choose(struct flow *f, const struct config *cfg)
+{
+	const char *why = copy_rw_reason(f, cfg);
+	struct stat st;
+
+	f->method = METHOD_RW;
+	f->pipe[0] = f->pipe[1] = -1;
+	if (!f->enabled || f->discard)
+		return;
+	copy_grow_stdio_pipe(f->kind == FLOW_SEND ? f->src : f->dst,
+	                     f->kind == FLOW_SEND ? f->read_size : f->write_size);
+	if (cfg->copy == COPY_RW)
+		return;
+	if (why != NULL) {
+		if (cfg->copy == COPY_SPLICE)
+			log_warn("--copy=splice: %s uses read/write: %s", flow_name(f), why);
+		else
+			log_verbose("%s: read/write (%s)", flow_name(f), why);
+		return;
+	}
+	if (f->kind == FLOW_SEND && fstat(f->src, &st) == 0 && S_ISREG(st.st_mode)) {
+		f->method = METHOD_SENDFILE;
+	} else if (zerocopy_pipe(f->pipe, f->read_size, &f->pipe_cap) == 0) {
+		f->method = METHOD_SPLICE;
+	} else {
+		log_verbose("%s: read/write (no pipe for splice: %s)", flow_name(f),
+		            strerror(errno));
+		return;
+	}
+	f->copy_forced = cfg->copy == COPY_SPLICE;
+	log_verbose("%s: %s", flow_name(f), copy_method_name(f->method));
+}
+
+/* splice source -> pipe; the pipe is empty when the flow asks (see flow_pump's read_min). */
+ssize_t copy_in(struct flow *f, size_t want)
+{
+	return zerocopy_splice(f->src, f->pipe[1], want);
+}
+
+/* pipe -> destination, or for sendfile the whole move; 0 from sendfile is the file's end. */
+ssize_t copy_out(struct flow *f, size_t want)
+{
+	if (f->method == METHOD_SENDFILE)
+		return zerocopy_sendfile(f->dst, f->src, want);
+	return zerocopy_splice(f->pipe[0], f->dst, want);
+}
+
+/* The errors that mean "not for these fds" (pv falls back on the same), not a failed transfer. */
+int copy_unsupported(int err)
+{
+	return err == EINVAL || err == ENOSYS || err == EOPNOTSUPP || err == ENOTSUP;
+}
+
+/*
+ * Go on with read/write when splice or sendfile turned out not to work for
+ * these fds (an O_APPEND stdout, a file system without splice). Bytes
+ * already in the pipe move into the buffer first, so none are lost or
+ * reordered. 0, or -1 with errno.
+ */
+int copy_fallback(struct flow *f)
+{
+	(f->copy_forced ? log_warn
+	                : log_verbose)("%s: %s not supported here (%s); using read/write",
+	                               flow_name(f), copy_method_name(f->method), strerror(errno));
+	while (f->piped > 0) {
+		size_t room = iobuf_room(&f->buf);
+		ssize_t n =
+		    read(f->pipe[0], iobuf_tail(&f->buf), room < f->piped ? room : f->piped);
+		if (n <= 0) {
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n == 0)
+				errno = EIO;
+			return -1;
+		}
+		iobuf_produced(&f->buf, (size_t)n);
+		f->piped -= (size_t)n;
+	}
+	copy_close(f);
+	f->method = METHOD_RW;
+	f->stats->copy = METHOD_RW;
+	return 0;
+}
+
+/* Only a splicing flow has a pipe; the fds of any other flow may not even be set. */
+void copy_close(struct flow *f)
+{
+	if (f->method != METHOD_SPLICE)
+		return;
+	close(f->pipe[0]);
+	close(f->pipe[1]);
+	f->pipe[0] = f->pipe[1] = -1;
+}
