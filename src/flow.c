@@ -117,7 +117,8 @@ static ssize_t flow_recv_batch(struct flow *f)
 	for (int i = 0; i < got && !f->src_eof; i++) {
 		ssize_t len = flow_account(f, (ssize_t)lens[i], msgs[i].msg_flags, headers[i]);
 		if (len > 0) {
-			memmove(base + produced, base + (size_t)i * slot, (size_t)len);
+			if (produced != (size_t)i * slot) /* full slots are already in place */
+				memmove(base + produced, base + (size_t)i * slot, (size_t)len);
 			produced += (size_t)len;
 		} else if (len == 0) {
 			f->src_eof = !f->ignore_empty;
