@@ -1,5 +1,5 @@
 # lib.sh - helpers shared by the bench scripts (sourced, not run): messages, CPU pinning,
-# per-end CPU timing, and killing every process a run started, by PID.
+# per-end CPU timing, killing every process a run started (by PID), free ports, fastcat's JSON.
 # The caller sets PIDS+=(pid) for what it starts and WORK to its scratch directory.
 # shellcheck shell=bash
 
@@ -29,14 +29,21 @@ bench_timer() {
 		echo "note: GNU time not found (apt-get install time); using bash 'times' around each end" >&2
 	fi
 }
-timed() { # TIMEFILE CMD... -> exec CMD under a timer that writes "user sys" seconds to TIMEFILE
-	local tf=$1
-	shift
+# GNU time's format: "user sys" seconds; compare.sh sets '%U %S %M' (+ peak RSS in KiB; the bash
+# fallback cannot measure it and writes "user sys" only)
+TIMER_FMT='%U %S'
+timer_cmd() { # TIMEFILE -> TIMER_CMD=(...): a command prefix that runs the rest of the line and writes TIMER_FMT to TIMEFILE
 	if [ "$TIMER" = gnu ]; then
-		exec /usr/bin/time -f '%U %S' -o "$tf" "$@"
+		TIMER_CMD=(/usr/bin/time -f "$TIMER_FMT" -o "$1")
+		return 0
 	fi
 	# shellcheck disable=SC2016
-	exec bash -c '"$@"; rc=$?; times > "$0.raw"; awk '\''NR == 2 { for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); printf "%.3f%s", t[1] * 60 + t[2], (i == 1 ? " " : "\n") } }'\'' "$0.raw" > "$0"; exit $rc' "$tf" "$@"
+	TIMER_CMD=(bash -c '"$@"; rc=$?; times > "$0.raw"; awk '\''NR == 2 { for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); printf "%.3f%s", t[1] * 60 + t[2], (i == 1 ? " " : "\n") } }'\'' "$0.raw" > "$0"; exit $rc' "$1")
+}
+timed() { # TIMEFILE CMD... -> exec CMD under a timer that writes "user sys" seconds to TIMEFILE
+	timer_cmd "$1"
+	shift
+	exec "${TIMER_CMD[@]}" "$@"
 }
 
 PIDS=()
@@ -74,6 +81,18 @@ cleanup() {
 	trap - EXIT INT TERM HUP
 	kill_started
 	[ -n "$WORK" ] && rm -rf "$WORK"
+}
+
+free_port() { # [t|u] -> a port nothing uses (no listener, no connection, no TIME_WAIT), below the ephemeral range
+	local p
+	for _ in $(seq 100); do
+		p=$((20000 + RANDOM % 12000))
+		[ -z "$(ss -H"${1:-t}"an "( sport = :$p or dport = :$p )" 2> /dev/null)" ] && { echo "$p"; return 0; }
+	done
+	return 1
+}
+json_num() { # FILE SECTION KEY -> KEY's value inside "SECTION":{...} of the last JSON line of FILE (number or word)
+	grep '^{' "$1" 2> /dev/null | tail -n 1 | sed -n "s/.*\"$2\":{[^}]*\"$3\":\"\{0,1\}\([0-9A-Za-z._-]*\).*/\1/p"
 }
 
 usec() { echo "${EPOCHREALTIME/./}"; }

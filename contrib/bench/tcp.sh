@@ -164,14 +164,6 @@ TXT=${CSV%.csv}.txt
 echo "round,tool,bytes,wall_s,mb_s,recv_user_s,recv_sys_s,send_user_s,send_sys_s,recv_rc,send_rc,recv_bytes,status,note" > "$CSV" ||
 	die "cannot write $CSV"
 
-free_port() { # a port nothing uses (no listener, no connection, no TIME_WAIT), below the ephemeral range
-	local p
-	for _ in $(seq 100); do
-		p=$((20000 + RANDOM % 12000))
-		[ -z "$(ss -Htan "( sport = :$p or dport = :$p )" 2> /dev/null)" ] && { echo "$p"; return 0; }
-	done
-	return 1
-}
 json_bytes() { # KEY -> the first "bytes" after "KEY" in iperf3's JSON (s.out)
 	awk -v k="\"$1\"" 'index($0, k) { f = 1 } f && /"bytes"/ { gsub(/[^0-9]/, ""); print; exit }' "$WORK/s.out"
 }
@@ -191,7 +183,7 @@ run_one() { # TOOL ROUND -> one CSV row; a line on stderr if it failed
 	rm -f "$WORK"/r.* "$WORK"/s.*
 	tool_spec "$tool" 0
 	if [ "$READY" = ss ]; then
-		port=$(free_port) || { echo "$tool: no free port" >&2; return 1; }
+		port=$(free_port t) || { echo "$tool: no free port" >&2; return 1; }
 		tool_spec "$tool" "$port"
 	fi
 	local sink=/dev/null ckpid=

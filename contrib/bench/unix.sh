@@ -70,14 +70,6 @@ ALL_WLS=stream,dgram64k,seed,udp
 # shellcheck source=contrib/bench/lib.sh
 . "$HERE/lib.sh"
 
-free_port() { # [t|u] -> a port nothing uses (no listener, no connection, no TIME_WAIT), below the ephemeral range
-	local p
-	for _ in $(seq 100); do
-		p=$((20000 + RANDOM % 12000))
-		[ -z "$(ss -H"${1:-t}"an "( sport = :$p or dport = :$p )" 2> /dev/null)" ] && { echo "$p"; return 0; }
-	done
-	return 1
-}
 while getopts "w:s:n:W:t:b:F:a:D:kP:o:N:T:i:h" o; do
 	case $o in
 	w) WLS=$OPTARG ;; s) MIB_OPT=$OPTARG ;; n) ROUNDS=$OPTARG ;; W) WARM=$OPTARG ;; t) TOOLS=$OPTARG ;;
@@ -204,9 +196,6 @@ source_file() { # BYTES SINKBYTES -> path of a random file of BYTES (a prefix of
 	echo "$f"
 }
 
-json_num() { # FILE SECTION KEY -> KEY's value inside "SECTION":{...} of the last JSON line of FILE
-	grep '^{' "$1" 2> /dev/null | tail -n 1 | sed -n "s/.*\"$2\":{[^}]*\"$3\":\"\{0,1\}\([0-9a-f.]*\).*/\1/p"
-}
 csv_row() { # ROUND TOOL WALL_US RTIME STIME RRC SRC RBYTES STATUS NOTE DGRAMS LOST END
 	local ru rs su ss_
 	read -r ru rs < <(tail -n 1 "$4" 2> /dev/null)
