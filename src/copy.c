@@ -128,7 +128,7 @@ int copy_fallback(struct flow *f)
 	                : log_verbose)("%s: %s not supported here (%s); using read/write",
 	                               flow_name(f), copy_method_name(f->method), strerror(errno));
 	while (f->piped > 0) {
-		size_t room = iobuf_room(&f->buf);
+		size_t room = iobuf_room(&f->buf); /* >= piped: flow_init caps the pipe */
 		ssize_t n =
 		    read(f->pipe[0], iobuf_tail(&f->buf), room < f->piped ? room : f->piped);
 		if (n <= 0) {

@@ -526,12 +526,20 @@ int flow_init(struct flow *f, const struct flow_setup *setup, struct flow_stats 
 	f->read_min = f->exact ? 1 : f->read_size;
 	copy_choose(f, cfg);
 	stats->copy = f->method;
-	if (f->method == METHOD_SPLICE && f->read_min > f->pipe_cap)
-		f->read_min = f->pipe_cap; /* the kernel gave a smaller pipe than a chunk */
 	if (!f->enabled)
 		return 0;
 	/* Splice needs it only to fall back; untouched, it costs no memory. */
-	return iobuf_init(&f->buf, flow_capacity(f));
+	if (iobuf_init(&f->buf, flow_capacity(f)) != 0)
+		return -1;
+	/*
+	 * Never more in the pipe than the buffer holds, so a fallback can take it
+	 * all back (the pipe may be bigger: 64 KiB unless F_SETPIPE_SZ grew it).
+	 */
+	if (f->pipe_cap > f->buf.cap)
+		f->pipe_cap = f->buf.cap;
+	if (f->method == METHOD_SPLICE && f->read_min > f->pipe_cap)
+		f->read_min = f->pipe_cap; /* the kernel gave a smaller pipe than a chunk */
+	return 0;
 }
 
 void flow_free(struct flow *f)
