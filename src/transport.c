@@ -37,10 +37,17 @@ const struct transport transport_udp = {
     .default_rcvbuf = 4 * 1024 * 1024,
 };
 
+/*
+ * Unix stream: 1 MiB chunks, measured (2 GiB from tmpfs, pinned, 2 Dec 2026):
+ * 8.9 GB/s against 7.3 at 96 KiB with splice, and 5.7 against 4.2 GB/s with
+ * read/write. Unlike TCP there is no receive window to outrun; each call
+ * moves more per wake-up of the peer.
+ */
 const struct transport transport_unix = {
     .name = "unix",
     .family = AF_UNIX,
     .socktype = SOCK_STREAM,
+    .default_chunk = MIB,
 };
 
 const struct transport transport_unix_dgram = {
