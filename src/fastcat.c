@@ -85,5 +85,7 @@ int main(int argc, char **argv)
 		log_fatal(EXIT_USAGE, "%s", err);
 	log_set_verbose(cfg.verbose);
 	signals_init();
+	if (cfg.bench)
+		return bench_run(&cfg);
 	return cfg.listen ? run_listener(&cfg) : run_client(&cfg);
 }

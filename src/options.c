@@ -24,6 +24,10 @@ enum {
 	OPT_CHECKSUM,
 	OPT_SEQ,
 	OPT_COPY,
+	OPT_BENCH,
+	OPT_BENCH_TIME,
+	OPT_BENCH_TRANSPORTS,
+	OPT_BENCH_SIZES,
 };
 
 static const char short_options[] = ":lk46nvhVB:O:I:w:Nq:duU";
@@ -52,6 +56,10 @@ static const struct option long_options[] = {
     {"checksum", no_argument, NULL, OPT_CHECKSUM},
     {"seq", no_argument, NULL, OPT_SEQ},
     {"copy", required_argument, NULL, OPT_COPY},
+    {"bench", no_argument, NULL, OPT_BENCH},
+    {"bench-time", required_argument, NULL, OPT_BENCH_TIME},
+    {"bench-transports", required_argument, NULL, OPT_BENCH_TRANSPORTS},
+    {"bench-sizes", required_argument, NULL, OPT_BENCH_SIZES},
     {NULL, 0, NULL, 0},
 };
 
@@ -72,13 +80,14 @@ static const char usage_text[] =
     "      --dgram-size SIZE    cut the stream into datagrams of exactly SIZE bytes\n"
     "                           (default: one datagram per read)\n"
     "      --no-dgram-eof       no zero-length datagram at EOF, and none taken as EOF\n"
-    "      --seq                number datagrams; the receiver counts lost, duplicated\n"
-    "                           and reordered ones (fastcat at both ends)\n"
+    "      --seq                number datagrams; the receiver counts lost,\n"
+    "                           duplicated and reordered ones (fastcat at both ends)\n"
     "Speed:\n"
-    "  -B, --chunk-size SIZE    bytes per read() and write(), 1 to 64M (default 96K)\n"
+    "  -B, --chunk-size SIZE    bytes per read() and write(), 1 to 64M (default 96K;\n"
+    "                           unix: 1M)\n"
     "      --read-size SIZE     bytes per read() only\n"
     "      --write-size SIZE    at most bytes per write() only\n"
-    "  -O, --sndbuf SIZE        SO_SNDBUF, set before connect/listen (default: kernel's)\n"
+    "  -O, --sndbuf SIZE        SO_SNDBUF, before connect/listen (default: kernel's)\n"
     "  -I, --rcvbuf SIZE        SO_RCVBUF, same; setting it turns off TCP autotuning\n"
     "      --copy=MODE          auto (zero-copy splice/sendfile where possible), rw,\n"
     "                           or splice (say when a direction cannot have it)\n"
@@ -97,6 +106,12 @@ static const char usage_text[] =
     "  -v, --verbose            progress on stderr, and the report at exit\n"
     "      --report[=human|json] throughput report on stderr at exit (and on SIGUSR1)\n"
     "      --checksum           XXH64 of the bytes sent and received, in the report\n"
+    "Benchmark (no host or port):\n"
+    "      --bench              built-in benchmark: MB/s and latency on this machine\n"
+    "      --bench-time SECS    the whole run, 1 to 3600 (default 60)\n"
+    "      --bench-transports LIST\n"
+    "                           pipe,memcpy,tcp,udp,unix,unix-dgram,unix-seqpacket\n"
+    "      --bench-sizes LIST   sizes, 1 to 64M (default 1,1k,4k,16k,64k,256k,1M)\n"
     "  -h, --help, -V, --version\n"
     "\n"
     "SIZE takes k/K/KiB, m/M/MiB, g/G/GiB suffixes (powers of 1024).\n"
@@ -171,6 +186,9 @@ static int parse_time_option(const char *label, const char *arg, int zero_ok, lo
 	return 0;
 }
 
+/* --bench's sizes unless --bench-sizes: those of lmbench's and Stevens' tables, and up. */
+static const size_t bench_default_sizes[] = {1, KIB, 4 * KIB, 16 * KIB, 64 * KIB, 256 * KIB, MIB};
+
 static void config_defaults(struct config *cfg)
 {
 	memset(cfg, 0, sizeof *cfg);
@@ -183,6 +201,10 @@ static void config_defaults(struct config *cfg)
 	cfg->quit_after_eof_ms = -1;
 	cfg->exit_on_peer_eof = -1; /* decided after parsing */
 	cfg->report = REPORT_NONE;
+	cfg->bench_ms = 60 * 1000;
+	cfg->bench_links = (1u << BENCH_LINKS) - 1;
+	for (size_t i = 0; i < sizeof bench_default_sizes / sizeof bench_default_sizes[0]; i++)
+		cfg->bench_sizes[cfg->bench_nsizes++] = bench_default_sizes[i];
 }
 
 /* Flags seen on the command line that only matter for the checks after parsing. */
@@ -191,7 +213,104 @@ struct seen {
 	const char *transport; /* --transport NAME */
 	char label[32];        /* the option being applied, as typed: "-B" or "--chunk-size" */
 	char size_label[64];   /* the last option that set the read size, with its value */
+	char bench_only[32];   /* the first --bench-* option, which needs --bench */
+	char not_bench[32];    /* the first option --bench cannot take */
 };
+
+/*
+ * Copy the comma-separated entry at *p into out and move *p past it and its
+ * comma. Returns 1 if another entry follows, 0 after the last one, -1 if the
+ * entry does not fit out.
+ */
+static int list_next(const char **p, char *out, size_t len)
+{
+	size_t n = strcspn(*p, ",");
+	int more = (*p)[n] == ',';
+
+	if (n >= len)
+		return -1;
+	memcpy(out, *p, n);
+	out[n] = '\0';
+	*p += n + (size_t)more;
+	return more;
+}
+
+/* --bench-transports pipe,tcp,...: the links to measure, as bits of bench_links[]. */
+static int parse_bench_links(struct config *cfg, const char *label, const char *arg, char *err,
+                             size_t errlen)
+{
+	const char *p = arg, *entry;
+	char name[32];
+	int more, i;
+
+	cfg->bench_links = 0;
+	do {
+		entry = p;
+		more = list_next(&p, name, sizeof name);
+		i = more < 0 ? -1 : bench_link_find(name);
+		if (i < 0)
+			return usage_error(err, errlen, "%s %s: unknown transport '%.*s' (%s)",
+			                   label, arg, (int)strcspn(entry, ","), entry,
+			                   bench_link_names());
+		cfg->bench_links |= 1u << i;
+	} while (more);
+	return 0;
+}
+
+/* --bench-sizes 1k,64k,...: kept in ascending order, each once. */
+static int parse_bench_sizes(struct config *cfg, const char *label, const char *arg, char *err,
+                             size_t errlen)
+{
+	const char *p = arg, *entry;
+	char text[32];
+	uint64_t v;
+	size_t i;
+	int more, rc;
+
+	cfg->bench_nsizes = 0;
+	do {
+		entry = p;
+		more = list_next(&p, text, sizeof text);
+		if (more < 0)
+			return usage_error(err, errlen, "%s %.*s: size too large", label,
+			                   (int)strcspn(entry, ","), entry);
+		if (text[0] == '\0')
+			return usage_error(err, errlen, "%s %s: an empty entry", label, arg);
+		rc = parse_size_option(label, text, 1, CHUNK_MAX, "size", "1 byte to 64 MiB", &v,
+		                       err, errlen);
+		if (rc != 0)
+			return rc;
+		for (i = 0; i < cfg->bench_nsizes && cfg->bench_sizes[i] < v; i++)
+			;
+		if (i < cfg->bench_nsizes && cfg->bench_sizes[i] == v)
+			continue;
+		if (cfg->bench_nsizes == BENCH_SIZES_MAX)
+			return usage_error(err, errlen, "%s %s: at most %d sizes", label, arg,
+			                   BENCH_SIZES_MAX);
+		memmove(&cfg->bench_sizes[i + 1], &cfg->bench_sizes[i],
+		        (cfg->bench_nsizes - i) * sizeof cfg->bench_sizes[0]);
+		cfg->bench_sizes[i] = (size_t)v;
+		cfg->bench_nsizes++;
+	} while (more);
+	return 0;
+}
+
+/* --bench takes -v, --report and the --bench-* options, which need it; it refuses the rest. */
+static void note_bench(struct seen *seen, int c)
+{
+	char *slot = seen->not_bench;
+
+	switch (c) {
+	case OPT_BENCH:
+	case OPT_REPORT:
+	case 'v': return;
+	case OPT_BENCH_TIME:
+	case OPT_BENCH_TRANSPORTS:
+	case OPT_BENCH_SIZES: slot = seen->bench_only; break;
+	}
+	if (slot[0] == '\0')
+		snprintf(slot, sizeof seen->not_bench, "%s", seen->label);
+}
 
 static int apply_option(struct config *cfg, struct seen *seen, int c, const char *arg, char *err,
                         size_t errlen)
@@ -278,8 +397,40 @@ static int apply_option(struct config *cfg, struct seen *seen, int c, const char
 		else
 			rc = usage_error(err, errlen, "--copy=%s: must be auto, rw or splice", arg);
 		break;
+	case OPT_BENCH: cfg->bench = 1; break;
+	case OPT_BENCH_TIME:
+		rc = parse_time_option(seen->label, arg, 1, &cfg->bench_ms, err, errlen);
+		if (rc == 0 && (cfg->bench_ms < 1000 || cfg->bench_ms > 3600 * 1000))
+			rc = usage_error(err, errlen, "%s %s: must be 1 to 3600 seconds",
+			                 seen->label, arg);
+		break;
+	case OPT_BENCH_TRANSPORTS:
+		rc = parse_bench_links(cfg, seen->label, arg, err, errlen);
+		break;
+	case OPT_BENCH_SIZES: rc = parse_bench_sizes(cfg, seen->label, arg, err, errlen); break;
 	}
+	if (rc == 0)
+		note_bench(seen, c);
 	return rc;
+}
+
+/* --bench opens no connection: no operands, no connection options; its own need it. */
+static int check_bench(const struct config *cfg, const struct seen *seen, int argc, char **argv,
+                       char *err, size_t errlen)
+{
+	if (!cfg->bench)
+		return seen->bench_only[0] == '\0'
+		           ? 0
+		           : usage_error(err, errlen, "%s: needs --bench", seen->bench_only);
+	if (seen->not_bench[0] != '\0')
+		return usage_error(err, errlen, "--bench and %s: cannot be combined",
+		                   seen->not_bench);
+	if (argc > 0)
+		return usage_error(err, errlen,
+		                   "--bench: unexpected argument '%s' (it takes no host, port or "
+		                   "path)",
+		                   argv[0]);
+	return 0;
 }
 
 /* -u, -U and --transport name one transport between them. */
@@ -438,12 +589,14 @@ int options_parse(int argc, char **argv, struct config *cfg, char *err, size_t e
 				return rc;
 		}
 	}
-	rc = choose_transport(cfg, &seen, err, errlen);
+	rc = check_bench(cfg, &seen, argc - optind, argv + optind, err, errlen);
 	if (rc == 0)
+		rc = choose_transport(cfg, &seen, err, errlen);
+	if (rc == 0 && !cfg->bench)
 		rc = parse_operands(cfg, argc - optind, argv + optind, err, errlen);
 	if (rc == 0)
 		rc = check_combinations(cfg, &seen, err, errlen);
-	if (rc == 0)
+	if (rc == 0 && !cfg->bench)
 		rc = fit_datagrams(cfg, &seen, err, errlen);
 	return rc;
 }

@@ -73,7 +73,7 @@ static void print_human(const struct session *s, int sndbuf, int rcvbuf, double 
 }
 
 /* A JSON string literal; addresses and errors can hold quotes or control bytes. */
-static void json_string(char *out, size_t len, const char *s)
+void report_json_string(char *out, size_t len, const char *s)
 {
 	size_t o = 0;
 
@@ -131,10 +131,10 @@ static void print_json(const struct session *s, int final, int sndbuf, int rcvbu
 	json_flow(sent, sizeof sent, &s->sent, cfg->transport->datagram, cfg->checksum, 0, now);
 	json_flow(received, sizeof received, &s->received, cfg->transport->datagram, cfg->checksum,
 	          cfg->seq, now);
-	json_string(local, sizeof local, s->ep->local);
-	json_string(peer, sizeof peer, s->ep->peer);
+	report_json_string(local, sizeof local, s->ep->local);
+	report_json_string(peer, sizeof peer, s->ep->peer);
 	if (s->error[0] != '\0')
-		json_string(error, sizeof error, s->error);
+		report_json_string(error, sizeof error, s->error);
 	else
 		snprintf(error, sizeof error, "null");
 	fprintf(

@@ -116,5 +116,32 @@ int main(void)
 	usage_case(ARGV("-d", "--send-only", "h", "1"),
 	           "--recv-only and --send-only: nothing would move");
 	usage_case(ARGV("--report=xml", "h", "1"), "--report=xml: must be human or json");
+
+	v = ARGV("--bench");
+	tap_ok(parse(v, &cfg, err) == 0 && cfg.bench && cfg.bench_ms == 60000 &&
+	           cfg.bench_links == (1u << BENCH_LINKS) - 1 && cfg.bench_nsizes == 7 &&
+	           cfg.bench_sizes[0] == 1 && cfg.bench_sizes[6] == MIB,
+	       "--bench: 60 s, every link, 1 B to 1 MiB");
+	v = ARGV("--bench", "--bench-time", "2.5", "--bench-transports", "udp,pipe,udp",
+	         "--bench-sizes", "64k,1,64K,4k", "--report=json", "-v");
+	tap_ok(parse(v, &cfg, err) == 0 && cfg.bench_ms == 2500 &&
+	           cfg.bench_links ==
+	               (1u << bench_link_find("udp") | 1u << bench_link_find("pipe")) &&
+	           cfg.bench_nsizes == 3 && cfg.bench_sizes[0] == 1 && cfg.bench_sizes[1] == 4096 &&
+	           cfg.bench_sizes[2] == 65536 && cfg.report == REPORT_JSON,
+	       "--bench-*: time, links as a set, sizes sorted without repeats (got '%s')", err);
+	usage_case(ARGV("--bench", "--bench-transports", "tcp,x"),
+	           "--bench-transports tcp,x: unknown transport 'x' (pipe, memcpy, tcp, udp, unix, "
+	           "unix-dgram, unix-seqpacket)");
+	usage_case(ARGV("--bench", "--bench-sizes", "1,,2"), "--bench-sizes 1,,2: an empty entry");
+	usage_case(ARGV("--bench", "--bench-sizes", "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17"),
+	           "--bench-sizes 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17: at most 16 sizes");
+	usage_case(ARGV("--bench", "--bench-time", "0"),
+	           "--bench-time 0: must be 1 to 3600 seconds");
+	usage_case(ARGV("--bench", "h", "1"),
+	           "--bench: unexpected argument 'h' (it takes no host, port or path)");
+	usage_case(ARGV("--bench", "-k"), "--bench and -k: cannot be combined");
+	usage_case(ARGV("--bench-transports", "tcp", "h", "1"),
+	           "--bench-transports: needs --bench");
 	return tap_done();
 }
