@@ -83,8 +83,15 @@ void copy_choose(struct flow *f, const struct config *cfg)
 			log_verbose("%s: read/write (%s)", flow_name(f), why);
 		return;
 	}
-	if (f->kind == FLOW_SEND && fstat(f->src, &st) == 0 && S_ISREG(st.st_mode)) {
+	if (f->kind != FLOW_SEND || fstat(f->src, &st) != 0)
+		st.st_mode = 0;
+	if (S_ISREG(st.st_mode)) {
 		f->method = METHOD_SENDFILE;
+	} else if (S_ISFIFO(st.st_mode) && cfg->copy == COPY_AUTO &&
+	           cfg->transport->copy_from_pipe) {
+		log_verbose("%s: read/write (a pipe into %s: copying measured faster)",
+		            flow_name(f), cfg->transport->name);
+		return;
 	} else if (zerocopy_pipe(f->pipe, f->read_size, &f->pipe_cap) == 0) {
 		f->method = METHOD_SPLICE;
 	} else {

@@ -222,6 +222,7 @@ struct transport {
 	size_t max_datagram;   /* largest payload the protocol allows, 0 = none */
 	size_t receive_buffer; /* bytes to take in a whole datagram */
 	int default_rcvbuf;    /* SO_RCVBUF unless -I is given, 0 = the kernel's */
+	int copy_from_pipe;    /* --copy=auto reads a pipe on stdin rather than splicing it */
 };
 
 /* The two ends of a --bench link: in == out for a socket, two pipes for "pipe". */
