@@ -83,6 +83,29 @@ cleanup() {
 	[ -n "$WORK" ] && rm -rf "$WORK"
 }
 
+# bench_workdir: the traps that clean up (EXIT, INT, TERM, HUP) and a fresh work dir in /dev/shm
+# (sets WORK). bench_source then writes BYTES (MIB MiB) of random data there as the source file
+# (sets SRCFILE, and SRC_CKSUM when CHECK=1).
+bench_workdir() {
+	trap cleanup EXIT
+	trap 'echo "interrupted" >&2; exit 130' INT
+	trap 'echo "terminated" >&2; exit 143' TERM
+	trap 'echo "hung up" >&2; exit 129' HUP
+	WORK=$(mktemp -d /dev/shm/fastcat-bench.XXXXXX) || die "mktemp failed"
+}
+# shellcheck disable=SC2034 # SRCFILE, SRC_CKSUM: read by the scripts that source this file
+bench_source() {
+	local avail_kib
+	avail_kib=$(df -Pk /dev/shm | awk 'NR == 2 { print $4 }')
+	[ "${avail_kib:-0}" -gt $((MIB * 1024 + 65536)) ] || die "/dev/shm has ${avail_kib:-0} KiB free, needs $MIB MiB + 64 MiB"
+	SRCFILE=$WORK/source
+	echo "creating the source: $MIB MiB of random data in $SRCFILE ..." >&2
+	head -c "$BYTES" /dev/urandom > "$SRCFILE"
+	[ "$(stat -c %s "$SRCFILE")" -eq "$BYTES" ] || die "could not create the source file"
+	SRC_CKSUM=
+	if [ "$CHECK" = 1 ]; then SRC_CKSUM=$(cksum < "$SRCFILE"); fi
+}
+
 free_port() { # [t|u] -> a port nothing uses (no listener, no connection, no TIME_WAIT), below the ephemeral range
 	local p
 	for _ in $(seq 100); do

@@ -138,20 +138,8 @@ fi
 # ---- work dir, cleanup
 PIDS=()
 WORK=
-trap cleanup EXIT
-trap 'echo "interrupted" >&2; exit 130' INT
-trap 'echo "terminated" >&2; exit 143' TERM
-trap 'echo "hung up" >&2; exit 129' HUP
-
-avail_kib=$(df -Pk /dev/shm | awk 'NR == 2 { print $4 }')
-[ "${avail_kib:-0}" -gt $((MIB * 1024 + 65536)) ] || die "/dev/shm has ${avail_kib:-0} KiB free, needs $MIB MiB + 64 MiB"
-WORK=$(mktemp -d /dev/shm/fastcat-bench.XXXXXX) || die "mktemp failed"
-SRCFILE=$WORK/source
-echo "creating the source: $MIB MiB of random data in $SRCFILE ..." >&2
-head -c "$BYTES" /dev/urandom > "$SRCFILE"
-[ "$(stat -c %s "$SRCFILE")" -eq "$BYTES" ] || die "could not create the source file"
-SRC_CKSUM=
-[ $CHECK = 1 ] && SRC_CKSUM=$(cksum < "$SRCFILE")
+bench_workdir
+bench_source
 
 # ---- results
 RESULTS=$HERE/results

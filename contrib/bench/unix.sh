@@ -163,11 +163,7 @@ fi
 [[ $("$FASTCAT" --help 2>&1) == *--report* ]] || echo "note: $FASTCAT is missing or does not look like fastcat (cd $(cd "$HERE/../.." && pwd) && make)" >&2
 
 # ---- work dir, cleanup
-trap cleanup EXIT
-trap 'echo "interrupted" >&2; exit 130' INT
-trap 'echo "terminated" >&2; exit 143' TERM
-trap 'echo "hung up" >&2; exit 129' HUP
-WORK=$(mktemp -d /dev/shm/fastcat-bench.XXXXXX) || die "mktemp failed"
+bench_workdir
 
 DGB=
 if [[ ,${WLS:-$ALL_WLS}, == *,seed,* ]]; then # the bare loop, built from the research notes' source
