@@ -103,7 +103,7 @@ void copy_choose(struct flow *f, const struct config *cfg)
 	log_verbose("%s: %s", flow_name(f), copy_method_name(f->method));
 }
 
-/* splice source -> pipe; the pipe is empty when the flow asks (see flow_pump's read_min). */
+/* splice source -> pipe, at most `want` bytes: the room flow_room() leaves in it. */
 ssize_t copy_in(struct flow *f, size_t want)
 {
 	return zerocopy_splice(f->src, f->pipe[1], want);
@@ -120,7 +120,7 @@ ssize_t copy_out(struct flow *f, size_t want)
 /* The errors that mean "not for these fds" (pv falls back on the same), not a failed transfer. */
 int copy_unsupported(int err)
 {
-	return err == EINVAL || err == ENOSYS || err == EOPNOTSUPP || err == ENOTSUP;
+	return err == EINVAL || err == ENOSYS || err == EOPNOTSUPP || err == ENOTSUP; /* same on Linux */
 }
 
 /*
