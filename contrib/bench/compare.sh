@@ -200,9 +200,6 @@ echo "round,transport,source,tool,bytes,wall_s,mb_s,recv_user_s,recv_sys_s,recv_
 	die "cannot write $RUNCSV"
 : > "$CSV" || die "cannot write $CSV"
 
-json_bytes() { # KEY -> the first "bytes" after "KEY" in iperf3's JSON (s.out)
-	awk -v k="\"$1\"" 'index($0, k) { f = 1 } f && /"bytes"/ { gsub(/[^0-9]/, ""); print; exit }' "$WORK/s.out"
-}
 csv_row() { # ROUND X SRC TOOL WALL_US RTIME STIME FTIME RRC SRC_RC FEED_RC RBYTES COPY_S COPY_R STATUS NOTE
 	local ru rs rm su ss_ sm fu fs
 	read -r ru rs rm < <(tail -n 1 "$6" 2> /dev/null)
@@ -317,18 +314,7 @@ run_one() { # TRANSPORT SOURCE TOOL ROUND -> one row in the runs CSV; a line on 
 		cs=$(json_num "$WORK/s.err" sent copy)
 		[ -n "$rbytes" ] || status=fail note="${note:+$note; }no report from the receiver"
 	fi
-	if [ -n "$ckpid" ]; then
-		local got
-		got=$(cat "$WORK/r.cksum" 2> /dev/null)
-		rbytes=${got#* }
-		if [ "$got" = "$SRC_CKSUM" ]; then note="${note:+$note; }cksum ok"; else
-			status=fail note="${note:+$note; }cksum '$got' != source '$SRC_CKSUM'"
-		fi
-	elif [ "$MEM" = 1 ] && [ $CHECK = 1 ]; then
-		# iperf3 is no stream tool: -n stops at a block boundary >= SIZE and the server stops
-		# counting at the end of the test, so its counts are approximate: noted, not checked
-		note="${note:+$note; }iperf3 json: sent $(json_bytes sum_sent) recv $(json_bytes sum_received)"
-	fi
+	check_delivery "$ckpid"
 	if [ -n "$rbytes" ] && [ "$rbytes" != "$BYTES" ]; then
 		status=fail note="${note:+$note; }received $rbytes of $BYTES bytes"
 	fi

@@ -106,6 +106,27 @@ bench_source() {
 	if [ "$CHECK" = 1 ]; then SRC_CKSUM=$(cksum < "$SRCFILE"); fi
 }
 
+json_bytes() { # KEY -> the first "bytes" after "KEY" in iperf3's JSON (s.out)
+	awk -v k="\"$1\"" 'index($0, k) { f = 1 } f && /"bytes"/ { gsub(/[^0-9]/, ""); print; exit }' "$WORK/s.out"
+}
+# check_delivery CKPID: in the caller's run_one, judge what arrived. With a cksum reader (check
+# mode) its result against the source's sets rbytes, status and note; for iperf3 (MEM=1) its
+# own counts are noted. Uses WORK, SRC_CKSUM, MEM, CHECK.
+# shellcheck disable=SC2034 # rbytes, status: the caller's locals (bash scoping is dynamic)
+check_delivery() {
+	if [ -n "$1" ]; then
+		local got
+		got=$(cat "$WORK/r.cksum" 2> /dev/null)
+		rbytes=${got#* }
+		if [ "$got" = "$SRC_CKSUM" ]; then note="${note:+$note; }cksum ok"; else
+			status=fail note="${note:+$note; }cksum '$got' != source '$SRC_CKSUM'"
+		fi
+	elif [ "$MEM" = 1 ] && [ "$CHECK" = 1 ]; then
+		# iperf3 is no stream tool: -n stops at a block boundary >= SIZE and the server stops
+		# counting at the end of the test, so its counts are approximate: noted, not checked
+		note="${note:+$note; }iperf3 json: sent $(json_bytes sum_sent) recv $(json_bytes sum_received)"
+	fi
+}
 free_port() { # [t|u] -> a port nothing uses (no listener, no connection, no TIME_WAIT), below the ephemeral range
 	local p
 	for _ in $(seq 100); do

@@ -152,9 +152,6 @@ TXT=${CSV%.csv}.txt
 echo "round,tool,bytes,wall_s,mb_s,recv_user_s,recv_sys_s,send_user_s,send_sys_s,recv_rc,send_rc,recv_bytes,status,note" > "$CSV" ||
 	die "cannot write $CSV"
 
-json_bytes() { # KEY -> the first "bytes" after "KEY" in iperf3's JSON (s.out)
-	awk -v k="\"$1\"" 'index($0, k) { f = 1 } f && /"bytes"/ { gsub(/[^0-9]/, ""); print; exit }' "$WORK/s.out"
-}
 csv_row() { # ROUND TOOL WALL_US RTIME STIME RRC SRC RBYTES STATUS NOTE
 	local ru rs su ss_
 	read -r ru rs < <(tail -n 1 "$4" 2> /dev/null)
@@ -228,18 +225,7 @@ run_one() { # TOOL ROUND -> one CSV row; a line on stderr if it failed
 	if [[ $tool == fastcat* ]]; then
 		rbytes=$(sed -n 's/.*"received":{"bytes":\([0-9]*\).*/\1/p' "$WORK/r.err" | tail -n 1)
 	fi
-	if [ -n "$ckpid" ]; then
-		local got
-		got=$(cat "$WORK/r.cksum" 2> /dev/null)
-		rbytes=${got#* }
-		if [ "$got" = "$SRC_CKSUM" ]; then note="${note:+$note; }cksum ok"; else
-			status=fail note="${note:+$note; }cksum '$got' != source '$SRC_CKSUM'"
-		fi
-	elif [ "$MEM" = 1 ] && [ $CHECK = 1 ]; then
-		# iperf3 is no stream tool: -n stops at a block boundary >= SIZE and the server stops
-		# counting at the end of the test, so its counts are approximate: noted, not checked
-		note="${note:+$note; }iperf3 json: sent $(json_bytes sum_sent) recv $(json_bytes sum_received)"
-	fi
+	check_delivery "$ckpid"
 	if [ -n "$rbytes" ] && [ "$rbytes" != "$BYTES" ]; then
 		status=fail note="${note:+$note; }received $rbytes of $BYTES bytes"
 	elif [ $CHECK = 1 ] && [ "$MEM" = 0 ] && [ -z "$rbytes" ]; then
