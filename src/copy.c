@@ -120,7 +120,7 @@ ssize_t copy_out(struct flow *f, size_t want)
 /* The errors that mean "not for these fds" (pv falls back on the same), not a failed transfer. */
 int copy_unsupported(int err)
 {
-	return err == EINVAL || err == ENOSYS || err == EOPNOTSUPP || err == ENOTSUP; /* same on Linux */
+	return err == EINVAL || err == ENOSYS || err == EOPNOTSUPP || err == ENOTSUP;
 }
 
 /*
