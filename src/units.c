@@ -21,19 +21,24 @@ static const struct suffix size_suffixes[] = {
 
 /*
  * Read the leading decimal digits of s into *value. Returns the number of
- * digits, 0 when s does not start with one, -1 on overflow. Signs, spaces and
- * "0x" are not digits, so "-1", " 5" and "0x10" are rejected by the caller.
+ * digits, 0 when s does not start with one. *big is set when they do not fit
+ * in 64 bits; they are counted all the same, so that the caller still checks
+ * what follows: "99999999999999999999x" is not a number rather than too large.
+ * Signs, spaces and "0x" are not digits, so "-1", " 5" and "0x10" are rejected
+ * by the caller.
  */
-static int parse_digits(const char *s, uint64_t *value)
+static size_t parse_digits(const char *s, uint64_t *value, int *big)
 {
 	uint64_t v = 0;
-	int n = 0;
+	size_t n = 0;
 
+	*big = 0;
 	for (; s[n] >= '0' && s[n] <= '9'; n++) {
 		unsigned d = (unsigned)(s[n] - '0');
-		if (v > (UINT64_MAX - d) / 10)
-			return -1;
-		v = v * 10 + d;
+		if (*big || v > (UINT64_MAX - d) / 10)
+			*big = 1;
+		else
+			v = v * 10 + d;
 	}
 	*value = v;
 	return n;
@@ -43,17 +48,16 @@ static int parse_digits(const char *s, uint64_t *value)
 int units_parse_size(const char *s, uint64_t *bytes)
 {
 	uint64_t v;
-	int n = parse_digits(s, &v);
+	int big;
+	size_t n = parse_digits(s, &v, &big);
 
-	if (n < 0)
-		return -2;
 	if (n == 0)
 		return -1;
 	for (size_t i = 0; i < sizeof size_suffixes / sizeof size_suffixes[0]; i++) {
 		const struct suffix *sf = &size_suffixes[i];
 		if (strcmp(s + n, sf->text) != 0)
 			continue;
-		if (v > (UINT64_MAX >> sf->shift))
+		if (big || v > (UINT64_MAX >> sf->shift))
 			return -2;
 		*bytes = v << sf->shift;
 		return 0;
@@ -68,49 +72,47 @@ int units_parse_size(const char *s, uint64_t *bytes)
 int units_parse_port(const char *s, int min, int *port)
 {
 	uint64_t v;
-	int n = parse_digits(s, &v);
+	int big;
+	size_t n = parse_digits(s, &v, &big);
 
-	if (n == 0 || (n > 0 && s[n] != '\0'))
+	if (n == 0 || s[n] != '\0')
 		return -1;
-	if (n < 0 || v > 65535 || v < (uint64_t)min)
+	if (big || v > 65535 || v < (uint64_t)min)
 		return -2;
 	*port = (int)v;
 	return 0;
 }
 
-/* "5", "0.25", "2s", "500ms" -> milliseconds. 0 ok, -1 not a time, -2 too large. */
+/*
+ * "5", "0.25", "2s", "500ms" -> milliseconds. 0 ok, -1 not a time, -2 too
+ * large: over INT_MAX milliseconds, as poll() takes them in an int.
+ */
 int units_parse_millis(const char *s, long *ms)
 {
-	uint64_t whole, frac = 0, scale = 1;
-	int n = parse_digits(s, &whole);
-	const char *p;
+	uint64_t whole, frac = 0, unit;
+	int big, frac_big;
+	size_t n = parse_digits(s, &whole, &big), f = 0;
+	const char *p = s + n;
 
-	if (n < 0)
-		return -2;
 	if (n == 0)
 		return -1;
-	p = s + n;
 	if (*p == '.') {
-		int f = parse_digits(++p, &frac);
-		if (f <= 0 || f > 3)
+		f = parse_digits(++p, &frac, &frac_big);
+		if (f == 0 || f > 3)
 			return -1; /* milliseconds are the resolution */
-		for (int i = 0; i < f; i++)
-			scale *= 10;
+		for (size_t i = f; i < 3; i++)
+			frac *= 10;
 		p += f;
 	}
-	if (strcmp(p, "ms") == 0) {
-		if (scale != 1)
-			return -1;
-		if (whole > INT_MAX)
-			return -2;
-		*ms = (long)whole;
-		return 0;
-	}
-	if (*p != '\0' && strcmp(p, "s") != 0)
+	if (strcmp(p, "ms") == 0 && f == 0)
+		unit = 1;
+	else if (*p == '\0' || strcmp(p, "s") == 0)
+		unit = 1000;
+	else
 		return -1;
-	if (whole > INT_MAX / 1000)
+	if (big || whole > INT_MAX || whole * unit + frac > INT_MAX)
 		return -2;
-	*ms = (long)(whole * 1000 + frac * 1000 / scale);
+	*ms = (long)(whole * unit + frac);
 	return 0;
 }
 

@@ -1,0 +1,421 @@
+#!/usr/bin/env bats
+# badinput.bats - bad input, from tables: every option of --help that takes a
+# value (0, negative, overflow, unknown suffixes, empty, not numeric, spaces),
+# ports, hosts, Unix paths and the combinations options.c refuses. Each row
+# must exit with its status (2 for usage; 1 or 3 for run-time failures), print
+# nothing on stdout and exactly one stderr line "fastcat: ..." that contains
+# the row's word (the option or operand as typed), and never crash (no signal,
+# no sanitizer report). A table test checks all of its rows and lists every
+# one that fails. Host names are only ever resolved inside `unshare -n`.
+
+load helpers
+
+setup() {
+  T=$BATS_TEST_TMPDIR
+  # Unix paths of exactly 108 and 109 bytes: one and two over the 107 that fit sun_path
+  P108=$(path_of_len 108 "$T")
+  P109=$(path_of_len 109 "$T")
+  A108=@$(head -c 107 /dev/zero | tr '\0' a)
+  H300=$(head -c 300 /dev/zero | tr '\0' h)
+  RUN=()
+  D=
+  PERM_DIR=
+}
+
+teardown() {
+  [[ -z $PERM_DIR ]] || rm -rf "$PERM_DIR"
+  dump_logs
+  fc_cleanup
+}
+
+# trim VAR TEXT: VAR = TEXT without leading and trailing blanks.
+trim() {
+  local s=$2
+  s=${s#"${s%%[![:space:]]*}"}
+  printf -v "$1" '%s' "${s%"${s##*[![:space:]]}"}"
+}
+
+# check_case STATUS WORD ARGS...: run ${RUN[@]} fastcat ARGS (stdin /dev/null);
+# prints what is wrong with the outcome, if anything, as one line.
+check_case() {
+  local want=$1 word=$2 rc=0 out errf=$T/case.stderr why=() lines=() all shown IFS=$'\n'
+  shift 2
+  out=$(timeout -k 2 10 "${RUN[@]}" "$FASTCAT" "$@" </dev/null 2>"$errf") || rc=$?
+  mapfile -t lines <"$errf"
+  all="${lines[*]}"
+  if ((rc > 128 || rc == 124)); then why+=("crashed or hung (status $rc)"); fi
+  case $all in
+  *'runtime error'* | *AddressSanitizer* | *LeakSanitizer* | *UndefinedBehaviorSanitizer*)
+    why+=("sanitizer report") ;;
+  esac
+  if ((rc != want)); then why+=("status $rc, expected $want"); fi
+  if [[ -n $out ]]; then why+=("output on stdout"); fi
+  if ((${#lines[@]} != 1)); then why+=("${#lines[@]} lines on stderr"); fi
+  if [[ ${lines[0]:-} != "fastcat: "* ]]; then why+=("does not start with 'fastcat: '"); fi
+  if [[ $all != *"$word"* ]]; then why+=("does not say '$word'"); fi
+  if ((${#why[@]} > 0)); then
+    IFS=' '
+    shown="${*@Q}"
+    IFS=';'
+    all=${all:0:300}
+    printf '  fastcat %s: %s\n      stderr: %s\n' "$shown" "${why[*]}" "${all@Q}"
+  fi
+}
+
+# table_rows < TABLE: check_case for each row "ARGS | STATUS | WORD" ('#'
+# comments and blank lines skipped; ARGS are shell words and WORD a
+# double-quoted string, both expanded: $T, $P108, ...). Prints the failures,
+# then "rows N".
+table_rows() {
+  local line args want word argv rows=0
+  while IFS= read -r line; do
+    [[ $line =~ ^[[:space:]]*(#|$) ]] && continue
+    IFS='|' read -r args want word <<<"$line"
+    eval "argv=($args)"
+    trim word "$word"
+    eval "word=\"$word\""
+    trim want "$want"
+    check_case "$want" "$word" "${argv[@]}"
+    rows=$((rows + 1))
+  done
+  echo "rows $rows"
+}
+
+# check_table < TABLE: the rows run in a plain bash (bats traces every
+# command of a test, which makes a loop of hundreds of rows slow); fails
+# listing every row that failed.
+check_table() {
+  local report rows
+  report=$(bash -c "$(declare -p T P108 P109 A108 H300 D RUN FASTCAT)
+    $(declare -f trim check_case table_rows)
+    table_rows")
+  rows=${report##*rows }
+  report=${report%rows *}
+  if [[ ! $rows =~ ^[1-9][0-9]*$ ]]; then fail "the table did not run: $report"; fi
+  if [[ -n $report ]]; then
+    fail "$(grep -c '^  fastcat' <<<"$report") of $rows rows failed:
+$report"
+  fi
+}
+
+@test "usage errors: every bad value, port, operand and combination exits 2 with one line naming it" {
+  check_table <<'EOF'
+# ---- sizes: -B/--chunk-size, --read-size, --write-size (1 byte to 64 MiB)
+-B 0 127.0.0.1 1                         | 2 | -B 0: chunk size must be
+-B -1 127.0.0.1 1                        | 2 | -B -1: invalid size
+-B 18446744073709551616 127.0.0.1 1      | 2 | -B 18446744073709551616: size too large
+-B 9223372036854775808 127.0.0.1 1       | 2 | -B 9223372036854775808: chunk size must be
+-B 99999999999999999999k 127.0.0.1 1     | 2 | -B 99999999999999999999k: size too large
+-B 99999999999999999999x 127.0.0.1 1     | 2 | -B 99999999999999999999x: invalid size
+-B 5q 127.0.0.1 1                        | 2 | -B 5q: invalid size
+-B 5kk 127.0.0.1 1                       | 2 | -B 5kk: invalid size
+-B 1e3 127.0.0.1 1                       | 2 | -B 1e3: invalid size
+-B 0x10 127.0.0.1 1                      | 2 | -B 0x10: invalid size
+-B '' 127.0.0.1 1                        | 2 | -B : invalid size
+-B abc 127.0.0.1 1                       | 2 | -B abc: invalid size
+-B ' 5' 127.0.0.1 1                      | 2 | -B  5: invalid size
+-B '5 ' 127.0.0.1 1                      | 2 | -B 5 : invalid size
+--chunk-size 0 127.0.0.1 1               | 2 | --chunk-size 0: chunk size must be
+--chunk-size=5q 127.0.0.1 1              | 2 | --chunk-size 5q: invalid size
+--chunk-size '' 127.0.0.1 1              | 2 | --chunk-size : invalid size
+--chunk-size 2G 127.0.0.1 1              | 2 | --chunk-size 2G: chunk size must be
+--read-size 0 127.0.0.1 1                | 2 | --read-size 0: chunk size must be
+--read-size -1 127.0.0.1 1               | 2 | --read-size -1: invalid size
+--read-size 18446744073709551616 127.0.0.1 1 | 2 | --read-size 18446744073709551616: size too large
+--read-size 9223372036854775808 127.0.0.1 1  | 2 | --read-size 9223372036854775808: chunk size must be
+--read-size 99999999999999999999k 127.0.0.1 1 | 2 | --read-size 99999999999999999999k: size too large
+--read-size 5q 127.0.0.1 1               | 2 | --read-size 5q: invalid size
+--read-size 5kk 127.0.0.1 1              | 2 | --read-size 5kk: invalid size
+--read-size 1e3 127.0.0.1 1              | 2 | --read-size 1e3: invalid size
+--read-size 0x10 127.0.0.1 1             | 2 | --read-size 0x10: invalid size
+--read-size '' 127.0.0.1 1               | 2 | --read-size : invalid size
+--read-size abc 127.0.0.1 1              | 2 | --read-size abc: invalid size
+--read-size ' 5' 127.0.0.1 1             | 2 | --read-size  5: invalid size
+--read-size '5 ' 127.0.0.1 1             | 2 | --read-size 5 : invalid size
+--write-size 0 127.0.0.1 1               | 2 | --write-size 0: chunk size must be
+--write-size -1 127.0.0.1 1              | 2 | --write-size -1: invalid size
+--write-size 18446744073709551616 127.0.0.1 1 | 2 | --write-size 18446744073709551616: size too large
+--write-size 9223372036854775808 127.0.0.1 1  | 2 | --write-size 9223372036854775808: chunk size must be
+--write-size 99999999999999999999k 127.0.0.1 1 | 2 | --write-size 99999999999999999999k: size too large
+--write-size 5q 127.0.0.1 1              | 2 | --write-size 5q: invalid size
+--write-size 5kk 127.0.0.1 1             | 2 | --write-size 5kk: invalid size
+--write-size 1e3 127.0.0.1 1             | 2 | --write-size 1e3: invalid size
+--write-size 0x10 127.0.0.1 1            | 2 | --write-size 0x10: invalid size
+--write-size '' 127.0.0.1 1              | 2 | --write-size : invalid size
+--write-size abc 127.0.0.1 1             | 2 | --write-size abc: invalid size
+--write-size ' 5' 127.0.0.1 1            | 2 | --write-size  5: invalid size
+--write-size '5 ' 127.0.0.1 1            | 2 | --write-size 5 : invalid size
+# ---- socket buffers: -O/--sndbuf, -I/--rcvbuf (1 byte to 1 GiB)
+-O 0 127.0.0.1 1                         | 2 | -O 0: socket buffer size must be
+-O -1 127.0.0.1 1                        | 2 | -O -1: invalid size
+-O 18446744073709551616 127.0.0.1 1      | 2 | -O 18446744073709551616: size too large
+-O 9223372036854775808 127.0.0.1 1       | 2 | -O 9223372036854775808: socket buffer size must be
+-O 99999999999999999999k 127.0.0.1 1     | 2 | -O 99999999999999999999k: size too large
+-O 5q 127.0.0.1 1                        | 2 | -O 5q: invalid size
+-O 5kk 127.0.0.1 1                       | 2 | -O 5kk: invalid size
+-O 1e3 127.0.0.1 1                       | 2 | -O 1e3: invalid size
+-O 0x10 127.0.0.1 1                      | 2 | -O 0x10: invalid size
+-O '' 127.0.0.1 1                        | 2 | -O : invalid size
+-O abc 127.0.0.1 1                       | 2 | -O abc: invalid size
+-O ' 5' 127.0.0.1 1                      | 2 | -O  5: invalid size
+-O '5 ' 127.0.0.1 1                      | 2 | -O 5 : invalid size
+-O 2G 127.0.0.1 1                        | 2 | -O 2G: socket buffer size must be
+--sndbuf 0 127.0.0.1 1                   | 2 | --sndbuf 0: socket buffer size must be
+--sndbuf=5q 127.0.0.1 1                  | 2 | --sndbuf 5q: invalid size
+--sndbuf '' 127.0.0.1 1                  | 2 | --sndbuf : invalid size
+-I 0 127.0.0.1 1                         | 2 | -I 0: socket buffer size must be
+-I -1 127.0.0.1 1                        | 2 | -I -1: invalid size
+-I 18446744073709551616 127.0.0.1 1      | 2 | -I 18446744073709551616: size too large
+-I 9223372036854775808 127.0.0.1 1       | 2 | -I 9223372036854775808: socket buffer size must be
+-I 99999999999999999999k 127.0.0.1 1     | 2 | -I 99999999999999999999k: size too large
+-I 5q 127.0.0.1 1                        | 2 | -I 5q: invalid size
+-I 5kk 127.0.0.1 1                       | 2 | -I 5kk: invalid size
+-I 1e3 127.0.0.1 1                       | 2 | -I 1e3: invalid size
+-I 0x10 127.0.0.1 1                      | 2 | -I 0x10: invalid size
+-I '' 127.0.0.1 1                        | 2 | -I : invalid size
+-I abc 127.0.0.1 1                       | 2 | -I abc: invalid size
+-I ' 5' 127.0.0.1 1                      | 2 | -I  5: invalid size
+-I '5 ' 127.0.0.1 1                      | 2 | -I 5 : invalid size
+--rcvbuf 0 127.0.0.1 1                   | 2 | --rcvbuf 0: socket buffer size must be
+--rcvbuf=5q 127.0.0.1 1                  | 2 | --rcvbuf 5q: invalid size
+--rcvbuf '' 127.0.0.1 1                  | 2 | --rcvbuf : invalid size
+# ---- --dgram-size (1 byte to 64 MiB, then what one datagram holds)
+-u --dgram-size 0 127.0.0.1 1            | 2 | --dgram-size 0: datagram size must be
+-u --dgram-size -1 127.0.0.1 1           | 2 | --dgram-size -1: invalid size
+-u --dgram-size 18446744073709551616 127.0.0.1 1 | 2 | --dgram-size 18446744073709551616: size too large
+-u --dgram-size 9223372036854775808 127.0.0.1 1  | 2 | --dgram-size 9223372036854775808: datagram size must be
+-u --dgram-size 99999999999999999999k 127.0.0.1 1 | 2 | --dgram-size 99999999999999999999k: size too large
+-u --dgram-size 5q 127.0.0.1 1           | 2 | --dgram-size 5q: invalid size
+-u --dgram-size 5kk 127.0.0.1 1          | 2 | --dgram-size 5kk: invalid size
+-u --dgram-size 1e3 127.0.0.1 1          | 2 | --dgram-size 1e3: invalid size
+-u --dgram-size 0x10 127.0.0.1 1         | 2 | --dgram-size 0x10: invalid size
+-u --dgram-size '' 127.0.0.1 1           | 2 | --dgram-size : invalid size
+-u --dgram-size abc 127.0.0.1 1          | 2 | --dgram-size abc: invalid size
+-u --dgram-size ' 5' 127.0.0.1 1         | 2 | --dgram-size  5: invalid size
+-u --dgram-size '5 ' 127.0.0.1 1         | 2 | --dgram-size 5 : invalid size
+-u --dgram-size 65528 127.0.0.1 1        | 2 | --dgram-size 65528: a UDP datagram holds at most
+-u --seq --dgram-size 65520 127.0.0.1 1  | 2 | --dgram-size 65520: a UDP datagram holds at most
+-u -B 1M 127.0.0.1 1                     | 2 | -B 1M: a UDP datagram holds at most
+-u --seq -B 65527 127.0.0.1 1            | 2 | -B 65527: a UDP datagram holds at most
+-u --read-size 70000 127.0.0.1 1         | 2 | --read-size 70000: a UDP datagram holds at most
+# ---- times: -w/--timeout (> 0), -q (0 is fine); at most INT_MAX ms
+-w 0 127.0.0.1 1                         | 2 | -w 0: timeout must be greater than 0
+-w 0ms 127.0.0.1 1                       | 2 | -w 0ms: timeout must be greater than 0
+-w -1 127.0.0.1 1                        | 2 | -w -1: invalid time
+-w 18446744073709551616 127.0.0.1 1      | 2 | -w 18446744073709551616: time too large
+-w 9223372036854775808 127.0.0.1 1       | 2 | -w 9223372036854775808: time too large
+-w 99999999999999999999k 127.0.0.1 1     | 2 | -w 99999999999999999999k: invalid time
+-w 99999999999999999999s 127.0.0.1 1     | 2 | -w 99999999999999999999s: time too large
+-w 5q 127.0.0.1 1                        | 2 | -w 5q: invalid time
+-w 5kk 127.0.0.1 1                       | 2 | -w 5kk: invalid time
+-w 1e3 127.0.0.1 1                       | 2 | -w 1e3: invalid time
+-w 0x10 127.0.0.1 1                      | 2 | -w 0x10: invalid time
+-w '' 127.0.0.1 1                        | 2 | -w : invalid time
+-w abc 127.0.0.1 1                       | 2 | -w abc: invalid time
+-w ' 5' 127.0.0.1 1                      | 2 | -w  5: invalid time
+-w '5 ' 127.0.0.1 1                      | 2 | -w 5 : invalid time
+-w 1.5ms 127.0.0.1 1                     | 2 | -w 1.5ms: invalid time
+-w 2147483.648 127.0.0.1 1               | 2 | -w 2147483.648: time too large
+-w 2147483648ms 127.0.0.1 1              | 2 | -w 2147483648ms: time too large
+--timeout 0 127.0.0.1 1                  | 2 | --timeout 0: timeout must be greater than 0
+--timeout=5q 127.0.0.1 1                 | 2 | --timeout 5q: invalid time
+--timeout '' 127.0.0.1 1                 | 2 | --timeout : invalid time
+-q -1 127.0.0.1 1                        | 2 | -q -1: invalid time
+-q 18446744073709551616 127.0.0.1 1      | 2 | -q 18446744073709551616: time too large
+-q 9223372036854775808 127.0.0.1 1       | 2 | -q 9223372036854775808: time too large
+-q 99999999999999999999k 127.0.0.1 1     | 2 | -q 99999999999999999999k: invalid time
+-q 5q 127.0.0.1 1                        | 2 | -q 5q: invalid time
+-q 5kk 127.0.0.1 1                       | 2 | -q 5kk: invalid time
+-q 1e3 127.0.0.1 1                       | 2 | -q 1e3: invalid time
+-q 0x10 127.0.0.1 1                      | 2 | -q 0x10: invalid time
+-q '' 127.0.0.1 1                        | 2 | -q : invalid time
+-q abc 127.0.0.1 1                       | 2 | -q abc: invalid time
+-q ' 5' 127.0.0.1 1                      | 2 | -q  5: invalid time
+-q '5 ' 127.0.0.1 1                      | 2 | -q 5 : invalid time
+-q 2147483.999 127.0.0.1 1               | 2 | -q 2147483.999: time too large
+# ---- names and modes: --transport, --copy, --report
+--transport '' 127.0.0.1 1               | 2 | --transport : unknown transport
+--transport foo 127.0.0.1 1              | 2 | --transport foo: unknown transport
+--transport TCP 127.0.0.1 1              | 2 | --transport TCP: unknown transport
+--transport 'tcp ' 127.0.0.1 1           | 2 | --transport tcp : unknown transport
+--transport ' udp' 127.0.0.1 1           | 2 | --transport  udp: unknown transport
+--transport 5 127.0.0.1 1                | 2 | --transport 5: unknown transport
+--copy '' 127.0.0.1 1                    | 2 | --copy=: must be auto, rw or splice
+--copy foo 127.0.0.1 1                   | 2 | --copy=foo: must be auto, rw or splice
+--copy=RW 127.0.0.1 1                    | 2 | --copy=RW: must be auto, rw or splice
+--copy='rw ' 127.0.0.1 1                 | 2 | --copy=rw : must be auto, rw or splice
+--report=xml 127.0.0.1 1                 | 2 | --report=xml: must be human or json
+--report= 127.0.0.1 1                    | 2 | --report=: must be human or json
+--report=JSON 127.0.0.1 1                | 2 | --report=JSON: must be human or json
+# ---- --bench-time (1 to 3600 s), --bench-transports, --bench-sizes (without
+# --bench: an accepted value would only say "needs --bench", not the word)
+--bench-time 0                           | 2 | --bench-time 0: must be 1 to 3600 seconds
+--bench-time 0.5                         | 2 | --bench-time 0.5: must be 1 to 3600 seconds
+--bench-time 3601                        | 2 | --bench-time 3601: must be 1 to 3600 seconds
+--bench-time -1                          | 2 | --bench-time -1: invalid time
+--bench-time 18446744073709551616        | 2 | --bench-time 18446744073709551616: time too large
+--bench-time 9223372036854775808         | 2 | --bench-time 9223372036854775808: time too large
+--bench-time 99999999999999999999k       | 2 | --bench-time 99999999999999999999k: invalid time
+--bench-time 5q                          | 2 | --bench-time 5q: invalid time
+--bench-time 1e3                         | 2 | --bench-time 1e3: invalid time
+--bench-time 0x10                        | 2 | --bench-time 0x10: invalid time
+--bench-time ''                          | 2 | --bench-time : invalid time
+--bench-time ' 5'                        | 2 | --bench-time  5: invalid time
+--bench-time '5 '                        | 2 | --bench-time 5 : invalid time
+--bench-transports ''                    | 2 | --bench-transports : unknown transport ''
+--bench-transports foo                   | 2 | --bench-transports foo: unknown transport 'foo'
+--bench-transports TCP                   | 2 | --bench-transports TCP: unknown transport 'TCP'
+--bench-transports tcp,                  | 2 | --bench-transports tcp,: unknown transport ''
+--bench-transports ,tcp                  | 2 | --bench-transports ,tcp: unknown transport ''
+--bench-transports 'tcp, udp'            | 2 | --bench-transports tcp, udp: unknown transport ' udp'
+--bench-sizes 0                          | 2 | --bench-sizes 0: size must be 1 byte to 64 MiB
+--bench-sizes -1                         | 2 | --bench-sizes -1: invalid size
+--bench-sizes 65M                        | 2 | --bench-sizes 65M: size must be 1 byte to 64 MiB
+--bench-sizes 18446744073709551616       | 2 | --bench-sizes 18446744073709551616: size too large
+--bench-sizes 99999999999999999999k      | 2 | --bench-sizes 99999999999999999999k: size too large
+--bench-sizes 5q                         | 2 | --bench-sizes 5q: invalid size
+--bench-sizes 1k,5kk                     | 2 | --bench-sizes 5kk: invalid size
+--bench-sizes ''                         | 2 | --bench-sizes : an empty entry
+--bench-sizes ,                          | 2 | --bench-sizes ,: an empty entry
+--bench-sizes 1k,,4k                     | 2 | --bench-sizes 1k,,4k: an empty entry
+--bench-sizes ' 5'                       | 2 | --bench-sizes  5: invalid size
+--bench-sizes 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17 | 2 | --bench-sizes 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17: at most 16 sizes
+# ---- options: unknown, missing argument, an argument to a flag
+--frobnicate 127.0.0.1 1                 | 2 | --frobnicate: unknown option
+-Z 127.0.0.1 1                           | 2 | -Z: unknown option
+-B                                       | 2 | -B: option requires an argument
+127.0.0.1 1 -w                           | 2 | -w: option requires an argument
+127.0.0.1 1 --read-size                  | 2 | --read-size: option requires an argument
+127.0.0.1 1 --chunk-size                 | 2 | --chunk-size: option requires an argument
+127.0.0.1 1 --timeout                    | 2 | --timeout: option requires an argument
+127.0.0.1 1 --transport                  | 2 | --transport: option requires an argument
+127.0.0.1 1 --bench-sizes                | 2 | --bench-sizes: option requires an argument
+--listen=5 0                             | 2 | --listen
+--seq=1 127.0.0.1 1                      | 2 | --seq
+--checksum=x 127.0.0.1 1                 | 2 | --checksum
+# ---- ports: connect 1..65535, listen 0..65535
+127.0.0.1 0                              | 2 | port 0: must be 1 to 65535
+127.0.0.1 65536                          | 2 | port 65536: must be 1 to 65535
+127.0.0.1 99999                          | 2 | port 99999: must be 1 to 65535
+127.0.0.1 18446744073709551616           | 2 | port 18446744073709551616: must be 1 to 65535
+-- 127.0.0.1 -1                          | 2 | port -1: not a number
+127.0.0.1 http                           | 2 | port http: not a number
+127.0.0.1 ''                             | 2 | port : not a number
+127.0.0.1 ' 80'                          | 2 | port  80: not a number
+127.0.0.1 '80 '                          | 2 | port 80 : not a number
+127.0.0.1 0x50                           | 2 | port 0x50: not a number
+127.0.0.1 99999999999999999999x          | 2 | port 99999999999999999999x: not a number
+-u 127.0.0.1 0                           | 2 | port 0: must be 1 to 65535
+-l 65536                                 | 2 | port 65536: must be 0 to 65535
+-l 127.0.0.1 99999                       | 2 | port 99999: must be 0 to 65535
+-l -- -1                                 | 2 | port -1: not a number
+-l http                                  | 2 | port http: not a number
+-l ''                                    | 2 | port : not a number
+# ---- operands: hosts, missing and extra ones
+'' 1                                     | 2 | empty host name
+-l '' 0                                  | 2 | empty host name
+127.0.0.1                                | 2 | missing port
+-l                                       | 2 | -l: missing port
+127.0.0.1 1 x                            | 2 | unexpected argument 'x'
+# ---- Unix paths: empty, 108 and 109 bytes (107 fit), abstract @ + 107
+-U ''                                    | 2 | empty Unix socket path
+-U @                                     | 2 | empty Unix socket path
+-U                                       | 2 | missing socket path
+-U "$P108"                               | 2 | $P108: Unix socket path too long (108 bytes, at most 107)
+-U "$P109"                               | 2 | $P109: Unix socket path too long (109 bytes, at most 107)
+-lU "$P108"                              | 2 | $P108: Unix socket path too long (108 bytes
+-Uu "$P109"                              | 2 | $P109: Unix socket path too long (109 bytes
+--transport unix-seqpacket "$P108"       | 2 | $P108: Unix socket path too long (108 bytes
+-U "$A108"                               | 2 | $A108: Unix socket path too long (108 bytes
+-U "$T/a.sock" x                         | 2 | unexpected argument 'x'
+# ---- combinations (check_bench, choose_transport, check_combinations)
+-k 127.0.0.1 1                           | 2 | -k: needs -l
+-4 -6 127.0.0.1 1                        | 2 | -4 and -6: pick one
+-d --send-only 127.0.0.1 1               | 2 | -d
+--recv-only --send-only 127.0.0.1 1      | 2 | (--recv-only) and --send-only
+--seq 127.0.0.1 1                        | 2 | --seq: needs a datagram transport
+-U --seq "$T/a.sock"                     | 2 | --seq: needs a datagram transport
+--dgram-size 1k 127.0.0.1 1              | 2 | --dgram-size: needs a datagram transport
+--copy=splice -u 127.0.0.1 1             | 2 | --copy=splice: needs a stream transport
+--copy=splice --checksum 127.0.0.1 1     | 2 | --copy=splice and --checksum
+--transport unix -u "$T/a.sock"          | 2 | -u and --transport unix: pick one
+-u --transport tcp 127.0.0.1 1           | 2 | -u and --transport tcp: pick one
+-U --transport udp 127.0.0.1 1           | 2 | -U and --transport udp: pick one
+-U --transport tcp 127.0.0.1 1           | 2 | -U and --transport tcp: pick one
+--bench 127.0.0.1 1                      | 2 | --bench: unexpected argument '127.0.0.1'
+--bench -l                               | 2 | --bench and -l: cannot be combined
+--bench -B 1k                            | 2 | --bench and -B: cannot be combined
+--bench --transport udp                  | 2 | --bench and --transport: cannot be combined
+--bench-time 5 127.0.0.1 1               | 2 | --bench-time: needs --bench
+--bench-sizes 1k 127.0.0.1 1             | 2 | --bench-sizes: needs --bench
+--bench-transports tcp 127.0.0.1 1       | 2 | --bench-transports: needs --bench
+EOF
+}
+
+@test "hosts that reach the resolver (inside unshare -n, lo up): exit 3, one line naming the host" {
+  skip_unless_unshare
+  RUN=(unshare -n sh -c 'ip link set lo up && exec "$@"' sh)
+  check_table <<'EOF'
+"$H300" 1                                | 3 | resolve $H300:
+-n "$H300" 1                             | 3 | resolve $H300: not a numeric address (-n)
+-n '[::1]' 1                             | 3 | resolve [::1]: not a numeric address (-n)
+'[127.0.0.1]' 1                          | 3 | resolve [127.0.0.1]:
+' 127.0.0.1' 1                           | 3 | resolve  127.0.0.1:
+'127.0.0.1 ' 1                           | 3 | resolve 127.0.0.1 :
+-4 ::1 1                                 | 3 | resolve ::1: no IPv4 address
+no-such-host.invalid 1                   | 3 | resolve no-such-host.invalid:
+-u no-such-host.invalid 9                | 3 | resolve no-such-host.invalid:
+EOF
+}
+
+@test "Unix path in a directory that does not exist: connect exit 3, listen exit 1" {
+  check_table <<'EOF'
+-U "$T/nodir/x.sock"                     | 3 | connect $T/nodir/x.sock: No such file or directory
+-Uu "$T/nodir/x.sock"                    | 3 | connect $T/nodir/x.sock: No such file or directory
+--transport unix-seqpacket "$T/nodir/x.sock" | 3 | connect $T/nodir/x.sock: No such file or directory
+-lU "$T/nodir/x.sock"                    | 1 | bind $T/nodir/x.sock: No such file or directory
+-lUu "$T/nodir/x.sock"                   | 1 | bind $T/nodir/x.sock: No such file or directory
+EOF
+}
+
+@test "Unix path that is a regular file, not a socket: connect exit 3 (refused), listen exit 1, file kept" {
+  printf 'keep me\n' >"$T/file"
+  check_table <<'EOF'
+-U "$T/file"                             | 3 | connect $T/file: Connection refused
+-Uu "$T/file"                            | 3 | connect $T/file: Connection refused
+-lU "$T/file"                            | 1 | $T/file: exists and is not a socket
+-lUu "$T/file"                           | 1 | $T/file: exists and is not a socket
+EOF
+  assert_equal "$(cat "$T/file")" "keep me"
+}
+
+@test "no permission (as nobody): connect exit 3 'Permission denied', listen exit 1" {
+  ((EUID == 0)) || skip "needs root to run as nobody"
+  command -v setpriv >/dev/null || skip "setpriv not installed"
+  command -v python3 >/dev/null || skip "python3 not installed (makes the socket files)"
+  # A directory nobody may enter (locked/), one nobody may not write (rodir/),
+  # socket files bound by root and left behind (nobody may not write ro.sock).
+  # Outside $T, whose parents nobody may not enter at all.
+  PERM_DIR=$(mktemp -d "${TMPDIR:-/tmp}/fastcat-badinput.XXXXXX")
+  D=$PERM_DIR
+  chmod 755 "$D"
+  mkdir -m 700 "$D/locked"
+  mkdir -m 755 "$D/rodir"
+  python3 -c 'import socket, sys
+for p in sys.argv[1:]:
+    socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).bind(p)' "$D/locked/s.sock" "$D/ro.sock"
+  chmod 644 "$D/ro.sock"
+  install -m 755 "$FASTCAT" "$D/fastcat"
+  FASTCAT=$D/fastcat
+  RUN=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+  check_table <<'EOF'
+-U "$D/locked/s.sock"                    | 3 | connect $D/locked/s.sock: Permission denied
+-U "$D/ro.sock"                          | 3 | connect $D/ro.sock: Permission denied
+-Uu "$D/ro.sock"                         | 3 | connect $D/ro.sock: Permission denied
+-lU "$D/locked/new.sock"                 | 1 | bind $D/locked/new.sock: Permission denied
+-lU "$D/rodir/new.sock"                  | 1 | bind $D/rodir/new.sock: Permission denied
+-lUu "$D/rodir/new.sock"                 | 1 | bind $D/rodir/new.sock: Permission denied
+-lU "$D/ro.sock"                         | 1 | $D/ro.sock
+EOF
+  [[ -S $D/ro.sock ]] || fail "nobody's listener removed root's $D/ro.sock"
+}

@@ -1,0 +1,127 @@
+/*
+ * fuzz-frame.c: libFuzzer harness for the --verify wire decoder (src/verify.c):
+ *
+ *   int verify_decode(const unsigned char *buf, size_t len, struct frame *out)
+ *       header bytes consumed (> 0) for a whole frame header, 0 when more
+ *       bytes are needed, -1 when malformed;
+ *   int verify_hello(const unsigned char *buf, size_t len)
+ *       1 for the full hello, 0 for a proper prefix of it, -1 otherwise.
+ *
+ * Each call gets an exact-size heap copy, so ASan sees any read past len.
+ * Besides not crashing, the answers must agree with each other:
+ *   - consumed <= len, and a DATA frame carries at least one byte;
+ *   - the same bytes decode the same way twice;
+ *   - a header depends on its own bytes only: every prefix of at least
+ *     `consumed` bytes decodes to the same frame, every shorter one needs more
+ *     (or is already malformed); once a prefix is malformed, so is the input;
+ *   - the hello: the empty input is a prefix of it; once a prefix is not one,
+ *     no longer input is the hello or a prefix of it; once it is the hello,
+ *     no longer input is a mere prefix.
+ *
+ * FRAME_IS_DATA says which frames carry data; define it (-D) if struct frame
+ * names its kind otherwise.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fastcat.h"
+
+#ifndef FRAME_IS_DATA
+#define FRAME_IS_DATA(f) ((f)->type == FRAME_DATA)
+#endif
+
+#define PREFIXES 64 /* the prefixes tried: headers are shorter than this */
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define CHECK(cond, ...)                                                                           \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "fuzz-frame: %s: ", #cond);                                \
+			fprintf(stderr, __VA_ARGS__);                                              \
+			fputc('\n', stderr);                                                       \
+			abort();                                                                   \
+		}                                                                                  \
+	} while (0)
+
+/* verify_decode on exactly the first len bytes, in a block of their own. */
+static int decode(const uint8_t *data, size_t len, struct frame *out)
+{
+	unsigned char *buf = malloc(len ? len : 1);
+	int rc;
+
+	if (buf == NULL)
+		abort();
+	memcpy(buf, data, len);
+	memset(out, 0, sizeof *out);
+	rc = verify_decode(buf, len, out);
+	free(buf);
+	return rc;
+}
+
+static int hello(const uint8_t *data, size_t len)
+{
+	unsigned char *buf = malloc(len ? len : 1);
+	int rc;
+
+	if (buf == NULL)
+		abort();
+	memcpy(buf, data, len);
+	rc = verify_hello(buf, len);
+	free(buf);
+	return rc;
+}
+
+static void check_decode(const uint8_t *data, size_t size)
+{
+	struct frame whole, again, part;
+	int rc = decode(data, size, &whole), p;
+	size_t last = size < PREFIXES ? size : PREFIXES;
+
+	CHECK(rc >= -1 && (rc <= 0 || (size_t)rc <= size), "consumed %d of %zu bytes", rc, size);
+	CHECK(rc <= 0 || !FRAME_IS_DATA(&whole) || whole.len >= 1, "a DATA frame of 0 bytes");
+	CHECK(decode(data, size, &again) == rc &&
+	          (rc <= 0 || memcmp(&whole, &again, sizeof whole) == 0),
+	      "the same %zu bytes decode differently", size);
+
+	for (size_t k = 0; k < last; k++) {
+		p = decode(data, k, &part);
+		if (rc > 0 && k >= (size_t)rc)
+			CHECK(p == rc && memcmp(&whole, &part, sizeof whole) == 0,
+			      "%zu bytes: %d, all %zu: %d", k, p, size, rc);
+		else if (rc > 0)
+			CHECK(p == 0, "header of %d bytes: its first %zu say %d", rc, k, p);
+		else
+			CHECK(p == 0 || p == -1, "%zu bytes: %d, all %zu: %d", k, p, size, rc);
+		CHECK(p != -1 || rc == -1, "malformed at %zu bytes, %d at %zu", k, rc, size);
+	}
+}
+
+static void check_hello(const uint8_t *data, size_t size)
+{
+	size_t last = size < PREFIXES ? size : PREFIXES;
+	int rc = hello(data, size), prev = 0, p;
+
+	CHECK(rc >= -1 && rc <= 1, "verify_hello: %d", rc);
+	CHECK(hello(data, size) == rc, "verify_hello of the same bytes differs");
+	CHECK(hello(data, 0) == 0, "the empty input is not a prefix of the hello");
+	for (size_t k = 1; k <= last; k++) {
+		p = k == size ? rc : hello(data, k);
+		CHECK(p >= -1 && p <= 1, "verify_hello: %d", p);
+		CHECK(prev != -1 || p == -1, "not the hello at %zu bytes, %d at %zu", k - 1, p, k);
+		CHECK(prev != 1 || p != 0, "the hello at %zu bytes, a prefix at %zu", k - 1, k);
+		prev = p;
+	}
+	CHECK(prev != -1 || rc == -1, "not the hello at %zu bytes, %d at %zu", last, rc, size);
+	CHECK(prev != 1 || rc != 0, "the hello at %zu bytes, a prefix at %zu", last, size);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	check_decode(data, size);
+	check_hello(data, size);
+	return 0;
+}
