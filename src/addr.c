@@ -13,7 +13,7 @@
 
 /*
  * Resolve host and port into a list for socket(). passive: for bind(), a NULL
- * host meaning "any". Returns 0, or EXIT_RUNTIME with the reason in err.
+ * host meaning "any". Returns 0, or EXIT_CONNECT with the reason in err.
  */
 int addr_resolve(const char *host, const char *port, int family, int socktype, int flags,
                  struct addrinfo **res, char *err, size_t errlen)
@@ -37,7 +37,7 @@ int addr_resolve(const char *host, const char *port, int family, int socktype, i
 		                              : "usable");
 	else
 		snprintf(err, errlen, "resolve %s: %s", host, gai_strerror(rc));
-	return EXIT_RUNTIME;
+	return EXIT_CONNECT;
 }
 
 /* sun_path holds the path and its NUL; an abstract name has a NUL in front instead. */

@@ -34,6 +34,8 @@ static const char *copy_rw_reason(const struct flow *f, const struct config *cfg
 		return "this build has no splice (configure --disable-splice, or not Linux)";
 	if (cfg->transport->datagram)
 		return "datagrams are read and sent whole";
+	if (cfg->verify)
+		return "--verify frames and digests the bytes";
 	if (cfg->checksum)
 		return "--checksum reads the bytes";
 	if (isatty(f->src) || isatty(f->dst))

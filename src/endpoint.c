@@ -116,6 +116,21 @@ static int connect_addr(const struct config *cfg, struct endpoint *ep, const str
 	return -1;
 }
 
+/*
+ * The exit status for a connect that failed with errno why: a timeout, an
+ * interruption, or the peer could not be reached. why == 0: the socket itself
+ * could not be made (err says why), a local failure.
+ */
+static int connect_status(int why)
+{
+	switch (why) {
+	case 0:
+	case EINTR: return EXIT_RUNTIME;
+	case ETIMEDOUT: return EXIT_TIMEOUT;
+	default: return EXIT_CONNECT;
+	}
+}
+
 static void connect_error(const struct config *cfg, const char *where, int why, char *err,
                           size_t errlen)
 {
@@ -131,29 +146,35 @@ static void connect_error(const struct config *cfg, const char *where, int why, 
 	}
 }
 
+/* Connect to the socket path: 0, or an exit status with the reason in err. */
 static int connect_unix(const struct config *cfg, struct endpoint *ep, char *err, size_t errlen)
 {
 	struct sockaddr_storage ss;
 	socklen_t len;
 	int why;
 
-	if (addr_unix(cfg->path, &ss, &len) != 0)
-		return -1;
+	if (addr_unix(cfg->path, &ss, &len) != 0) {
+		snprintf(err, errlen, "%s: not a usable Unix socket path", cfg->path);
+		return EXIT_USAGE;
+	}
 	ep->fd = connect_addr(cfg, ep, (struct sockaddr *)&ss, len, &why, err, errlen);
-	if (ep->fd < 0)
-		connect_error(cfg, cfg->path, why, err, errlen);
-	return ep->fd;
+	if (ep->fd >= 0)
+		return 0;
+	connect_error(cfg, cfg->path, why, err, errlen);
+	return connect_status(why);
 }
 
+/* Try each address the name resolves to: 0, or the exit status of the last failure. */
 static int connect_ip(const struct config *cfg, struct endpoint *ep, char *err, size_t errlen)
 {
 	struct addrinfo *res, *ai;
 	char where[80];
-	int why = 0, fd = -1;
+	int why = 0, fd = -1, rc;
 
-	if (addr_resolve(cfg->host, cfg->port, cfg->family, cfg->transport->socktype,
-	                 cfg->numeric ? AI_NUMERICHOST : 0, &res, err, errlen) != 0)
-		return -1;
+	rc = addr_resolve(cfg->host, cfg->port, cfg->family, cfg->transport->socktype,
+	                  cfg->numeric ? AI_NUMERICHOST : 0, &res, err, errlen);
+	if (rc != 0)
+		return rc;
 	for (ai = res; ai != NULL; ai = ai->ai_next) {
 		err[0] = '\0';
 		fd = connect_addr(cfg, ep, ai->ai_addr, ai->ai_addrlen, &why, err, errlen);
@@ -167,17 +188,21 @@ static int connect_ip(const struct config *cfg, struct endpoint *ep, char *err, 
 			log_verbose("%s", err);
 	}
 	freeaddrinfo(res);
-	return ep->fd = fd;
+	ep->fd = fd;
+	return fd >= 0 ? 0 : connect_status(why);
 }
 
-/* Connect to the configured peer; for datagrams, name it as the one peer. 0 or EXIT_RUNTIME. */
+/*
+ * Connect to the configured peer; for datagrams, name it as the one peer.
+ * 0, or the exit status (EXIT_CONNECT, EXIT_TIMEOUT, ...) with the reason in err.
+ */
 int endpoint_connect(const struct config *cfg, struct endpoint *ep, char *err, size_t errlen)
 {
-	int fd = cfg->transport->family == AF_UNIX ? connect_unix(cfg, ep, err, errlen)
+	int rc = cfg->transport->family == AF_UNIX ? connect_unix(cfg, ep, err, errlen)
 	                                           : connect_ip(cfg, ep, err, errlen);
 
-	if (fd < 0)
-		return EXIT_RUNTIME;
+	if (rc != 0)
+		return rc;
 	endpoint_describe(ep);
 	log_verbose("connected to %s (%s), SO_SNDBUF %d, SO_RCVBUF %d", ep->peer,
 	            cfg->transport->name, ep->sndbuf, ep->rcvbuf);
@@ -260,6 +285,20 @@ int endpoint_accept(const struct config *cfg, struct listener *l, struct endpoin
 	log_verbose("connection from %s, SO_SNDBUF %d, SO_RCVBUF %d", ep->peer, ep->sndbuf,
 	            ep->rcvbuf);
 	return 0;
+}
+
+/*
+ * A session that failed here ends with a reset rather than a FIN, so a
+ * peer that finished sending and waits for our EOF learns that its data
+ * did not all arrive (it fails with "connection reset", exit 5) instead of
+ * exiting 0. Datagram transports have nothing to reset.
+ */
+void endpoint_abort(const struct config *cfg, struct endpoint *ep)
+{
+	struct linger now = {.l_onoff = 1, .l_linger = 0};
+
+	if (ep->fd >= 0 && !cfg->transport->connectionless)
+		setsockopt(ep->fd, SOL_SOCKET, SO_LINGER, &now, sizeof now);
 }
 
 /* Close, and remove a temporary Unix address this end bound. */

@@ -15,10 +15,13 @@ static int session_run(const struct config *cfg, struct endpoint *ep)
 	memset(&s, 0, sizeof s);
 	s.cfg = cfg;
 	s.ep = ep;
+	s.verify.on = cfg->verify;
 	s.sent.started = s.received.started = report_now();
 	relay_run(&s, STDIN_FILENO, STDOUT_FILENO);
+	if (cfg->verify)
+		verify_conclude(&s);
 	if (cfg->seq && s.received.seq.lost > 0 && s.exit_status == EXIT_OK) {
-		s.exit_status = EXIT_RUNTIME;
+		s.exit_status = EXIT_PEER;
 		snprintf(s.error, sizeof s.error,
 		         "%llu datagrams lost (--seq found gaps in the sequence numbers)",
 		         (unsigned long long)s.received.seq.lost);
@@ -27,8 +30,16 @@ static int session_run(const struct config *cfg, struct endpoint *ep)
 	if (s.received.truncated > 0)
 		log_warn("%llu datagrams truncated (larger than the %zu-byte receive buffer)",
 		         (unsigned long long)s.received.truncated, s.receive_buffer);
-	if (s.exit_status != EXIT_OK)
+	/*
+	 * A peer that never said the verify hello gets a plain close: a reset
+	 * could throw away our hello unread, and with it the peer's clear
+	 * "give --verify here too".
+	 */
+	if (s.exit_status != EXIT_OK) {
 		log_error("%s", s.error);
+		if (!(cfg->verify && !s.verify.hello_seen))
+			endpoint_abort(cfg, ep);
+	}
 	endpoint_close(ep);
 	return s.exit_status;
 }
@@ -36,11 +47,12 @@ static int session_run(const struct config *cfg, struct endpoint *ep)
 static int run_client(const struct config *cfg)
 {
 	struct endpoint ep = {.fd = -1};
-	char err[256];
+	char err[1024];
+	int rc = endpoint_connect(cfg, &ep, err, sizeof err);
 
-	if (endpoint_connect(cfg, &ep, err, sizeof err) != 0) {
+	if (rc != 0) {
 		endpoint_close(&ep);
-		log_fatal(EXIT_RUNTIME, "%s", err);
+		log_fatal(rc, "%s", err);
 	}
 	return session_run(cfg, &ep);
 }

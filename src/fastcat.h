@@ -10,10 +10,15 @@
 
 #define FASTCAT_VERSION "0.1.0"
 
-/* Exit statuses: the whole contract with scripts. */
+/* Exit statuses: the whole contract with scripts (--help, README and fastcat(1) list them). */
 #define EXIT_OK      0
-#define EXIT_RUNTIME 1 /* network or I/O failure, timeout, interruption */
+#define EXIT_RUNTIME 1 /* any other network or system failure; stopped by a signal */
 #define EXIT_USAGE   2 /* bad command line */
+#define EXIT_CONNECT 3 /* could not connect: refused, unreachable, name not found */
+#define EXIT_TIMEOUT 4 /* timed out: -w (connecting, or idle), or the kernel's TCP timeout */
+#define EXIT_PEER    5 /* the peer reset or closed early: a short transfer; --seq losses */
+#define EXIT_VERIFY  6 /* --verify: the peer's count or digest differs, or it does not verify */
+#define EXIT_WRITE   7 /* writing stdout failed: disk full, file too large, reader gone */
 
 #define KIB ((size_t)1024)
 #define MIB (1024 * KIB)
@@ -28,6 +33,42 @@
 #define CHUNK_MAX        (64 * MIB)
 #define SOCKBUF_MAX      (1024 * MIB)
 #define SEQ_HEADER_BYTES 8 /* --seq: the sequence number in front of each datagram */
+
+/* --verify's wire format (verify.c; doc/verify-protocol.md). */
+#define VERIFY_HELLO_BYTES 16        /* "FASTCAT-VERIFY1\n", first from each end */
+#define FRAME_HEADER       8         /* type, 3 zero bytes, length (big-endian) */
+#define FRAME_TRAILER      24        /* an END or VERDICT: header, count, XXH64 */
+#define VERIFY_FRAME_MAX   CHUNK_MAX /* the largest DATA payload */
+
+enum frame_type {
+	FRAME_DATA = 'D',    /* payload bytes follow */
+	FRAME_END = 'E',     /* no more data: the count and digest of what was sent */
+	FRAME_VERDICT = 'V', /* the count and digest of what this end wrote of the peer's data */
+};
+
+struct frame {
+	enum frame_type type;
+	uint32_t len;    /* DATA: payload bytes */
+	uint64_t bytes;  /* END, VERDICT: byte count */
+	uint64_t digest; /* END, VERDICT: XXH64 */
+};
+
+/* What --verify learned from the peer; both flows of a session share it. */
+struct verify {
+	int on;                    /* --verify: the flows frame and deframe */
+	int hello_seen;            /* the peer's hello arrived */
+	int end_seen;              /* the peer's END arrived ... */
+	uint64_t peer_bytes;       /* ... saying it sent this many bytes */
+	uint64_t peer_digest;      /* ... with this XXH64 */
+	uint64_t delivered_bytes;  /* what we had written of them at its END (our VERDICT) */
+	uint64_t delivered_digest; /* ... and its XXH64 */
+	int verdict_seen;          /* the peer's VERDICT arrived ... */
+	uint64_t confirmed_bytes;  /* ... saying it wrote this many of ours */
+	uint64_t confirmed_digest; /* ... with this XXH64 */
+	int peer_done;             /* the peer's EOF came: it will send nothing more */
+	int verified;              /* both directions confirmed (verify_conclude) */
+	char why[160];             /* a protocol failure, for the error message */
+};
 
 /* --copy: how bytes move between stdio and the socket. */
 enum copy_mode {
@@ -78,6 +119,7 @@ struct config {
 	int dgram_eof;     /* a zero-length datagram marks EOF (--no-dgram-eof: 0) */
 	int checksum;      /* --checksum: XXH64 of each direction in the report */
 	int seq;           /* --seq: number datagrams, count losses (both ends) */
+	int verify;        /* --verify: frame the data, both ends confirm count and digest */
 	enum copy_mode copy;
 	enum report_format report;
 	/* --bench: measure this machine's pipes, memcpy and transports; no connection */
@@ -149,6 +191,7 @@ struct session {
 	struct flow_stats sent;     /* stdin -> socket */
 	struct flow_stats received; /* socket -> stdout */
 	size_t receive_buffer;      /* bytes one receive can take (for the truncation warning) */
+	struct verify verify;       /* --verify: what the peer said */
 	int exit_status;
 	char error[256]; /* the one-line reason, empty on success */
 };
@@ -198,6 +241,13 @@ struct flow {
 	size_t piped;            /* ... the bytes in it now */
 	int pipe_full;           /* ... took no more though bytes say room: its slots are used */
 	int copy_forced;         /* --copy=splice: a fallback is worth a warning */
+	struct verify *verify;   /* the session's --verify state (verify->on), or the sniffer's */
+	int sniff_hello;         /* no --verify: refuse a peer whose first bytes are its hello */
+	size_t gate;             /* --verify, sending: bytes that may go before the peer's hello */
+	int end_queued;          /* --verify, sending: our END is in the buffer */
+	int verdict_queued;      /* --verify, sending: our VERDICT is in the buffer */
+	size_t header_left;      /* --verify, sending: header bytes of the frame at the head */
+	uint64_t frame_left;     /* --verify: payload bytes of the DATA frame at the head */
 };
 
 /* What flow_init needs to know about a flow's role. */
@@ -206,6 +256,7 @@ struct flow_setup {
 	enum flow_kind kind;
 	int src, dst;
 	int enabled, discard, keep_dst;
+	struct verify *verify;
 };
 
 enum pump_result { PUMP_BLOCKED, PUMP_BUDGET_USED, PUMP_FINISHED, PUMP_FAILED };
@@ -362,6 +413,13 @@ void digest_init(struct digest *);
 void digest_update(struct digest *, const void *, size_t);
 uint64_t digest_final(const struct digest *);
 
+/* verify.c */
+void verify_hello_put(unsigned char *);
+int verify_hello(const unsigned char *, size_t);
+size_t verify_encode(unsigned char *, const struct frame *);
+int verify_decode(const unsigned char *, size_t, struct frame *);
+void verify_conclude(struct session *);
+
 /* seqtrack.c */
 void seqtrack_init(struct seqtrack *);
 void seqtrack_add(struct seqtrack *, uint64_t);
@@ -369,6 +427,7 @@ void seqtrack_add(struct seqtrack *, uint64_t);
 /* endpoint.c */
 int endpoint_connect(const struct config *, struct endpoint *, char *, size_t);
 int endpoint_accept(const struct config *, struct listener *, struct endpoint *, char *, size_t);
+void endpoint_abort(const struct config *, struct endpoint *);
 void endpoint_close(struct endpoint *);
 
 /* listener.c */

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -21,6 +22,22 @@ static void flow_failed(struct flow *f, int is_write, int err)
 {
 	f->err = err;
 	f->err_on_write = is_write;
+}
+
+#define VERIFY_ROOM (FRAME_HEADER + 2 * FRAME_TRAILER)
+
+/* --verify: this flow carries frames (sending) or takes them apart (receiving). */
+static int framed(const struct flow *f)
+{
+	return f->verify != NULL && f->verify->on;
+}
+
+/* A --verify protocol failure: the relay reports why with exit status 6. */
+static int flow_protocol_failed(struct flow *f, int is_write, const char *why)
+{
+	snprintf(f->verify->why, sizeof f->verify->why, "--verify: %s", why);
+	flow_failed(f, is_write, EPROTO);
+	return -1;
 }
 
 /* --seq: each datagram starts with its sequence number, 8 bytes big-endian. */
@@ -66,6 +83,53 @@ static ssize_t flow_account(struct flow *f, ssize_t n, int flags, const unsigned
 }
 
 /*
+ * --verify, sending: read stdin behind room for a DATA header, then write the
+ * header in front, so the frame goes out with the data in one write. The
+ * digest of what was read is the one our END frame will carry.
+ */
+static ssize_t flow_read_frame(struct flow *f, size_t want)
+{
+	unsigned char *tail = (unsigned char *)iobuf_tail(&f->buf);
+	struct frame data = {.type = FRAME_DATA};
+	ssize_t n = read(f->src, tail + FRAME_HEADER, want);
+
+	if (n > 0) {
+		data.len = (uint32_t)n;
+		digest_update(&f->stats->digest, tail + FRAME_HEADER, (size_t)n);
+		iobuf_produced(&f->buf, verify_encode(tail, &data));
+	}
+	return n;
+}
+
+/*
+ * No --verify here: a peer that opens with the verify hello would have its
+ * frames written to stdout as data, so refuse it. Only the first bytes are
+ * looked at (peeked, so they stay for the read), once. 1 to go on reading.
+ */
+static int flow_sniff(struct flow *f)
+{
+	unsigned char peek[VERIFY_HELLO_BYTES];
+	ssize_t n = recv(f->src, peek, sizeof peek, MSG_PEEK);
+
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+		f->src_ready = 0;
+		return 0;
+	}
+	if (n < 0 && errno == EINTR)
+		return 0;
+	if (n < 0) {
+		flow_failed(f, 0, errno); /* reported now: the peek consumed the socket's error */
+		return -1;
+	}
+	f->sniff_hello = 0;
+	if (n == VERIFY_HELLO_BYTES && verify_hello(peek, (size_t)n) == 1)
+		return flow_protocol_failed(f, 0,
+		                            "the peer sends --verify frames; give --verify at "
+		                            "this end too");
+	return 1;
+}
+
+/*
  * A datagram source is read with recvmsg() so a datagram cut by the buffer is
  * seen; with --seq the header lands apart from the data and is counted.
  * Returns the payload bytes, 0 for a zero-length datagram or EOF, -1, or -2.
@@ -77,6 +141,8 @@ static ssize_t flow_recv(struct flow *f, size_t want)
 	struct msghdr msg;
 	ssize_t n;
 
+	if (framed(f) && f->kind == FLOW_SEND)
+		return flow_read_frame(f, want);
 	if (!f->dgram_src)
 		return read(f->src, iov[1].iov_base, want);
 	memset(&msg, 0, sizeof msg);
@@ -149,14 +215,49 @@ static ssize_t flow_send(struct flow *f, size_t want)
 	return n - SEQ_HEADER;
 }
 
+/*
+ * --verify: the bytes the next write may take. Sending: nothing but our
+ * hello until the peer's hello came (a peer without --verify must not get
+ * our frames as its data). Receiving: the hello or a frame header once
+ * whole (or once it cannot be one), else the payload of the DATA frame.
+ */
+static size_t flow_framed_len(const struct flow *f)
+{
+	const unsigned char *p = (const unsigned char *)f->buf.data + f->buf.head;
+	size_t len = iobuf_len(&f->buf);
+	struct frame fr;
+
+	if (f->kind == FLOW_SEND)
+		return f->verify->hello_seen || len < f->gate ? len : f->gate;
+	if (len == 0)
+		return 0;
+	if (!f->verify->hello_seen)
+		return verify_hello(p, len) != 0 ? len : 0;
+	if (f->frame_left > 0)
+		return len < f->frame_left ? len : (size_t)f->frame_left;
+	return verify_decode(p, len, &fr) != 0 ? len : 0;
+}
+
 /* Bytes waiting for the destination, whatever holds them. */
 static size_t flow_len(const struct flow *f)
 {
 	switch (f->method) {
 	case METHOD_SPLICE: return f->piped;
 	case METHOD_SENDFILE: return f->src_eof ? 0 : f->write_size; /* the file is the buffer */
-	default: return iobuf_len(&f->buf);
+	default: return framed(f) ? flow_framed_len(f) : iobuf_len(&f->buf);
 	}
+}
+
+/* Bytes written or parked, whatever holds them: 0 when nothing is left to pass on. */
+static int flow_drained(const struct flow *f)
+{
+	const struct verify *v = f->verify;
+
+	if (f->method != METHOD_RW || !framed(f) || f->kind == FLOW_RECEIVE)
+		return 1;
+	/* our VERDICT answers the peer's END; a peer that closed without one gets none */
+	return iobuf_len(&f->buf) == 0 && f->end_queued &&
+	       (f->verdict_queued || (v->peer_done && !v->end_seen));
 }
 
 /* Bytes the next read may bring in; sendfile reads and writes in one call, so never. */
@@ -215,10 +316,18 @@ static int flow_read(struct flow *f)
 	size_t room = flow_room(f);
 	int batch = f->recv_slot != 0 && room >= 2 * f->recv_slot;
 	ssize_t n;
+	size_t want = room < f->read_size ? room : f->read_size;
 
+	if (f->sniff_hello) {
+		int rc = flow_sniff(f);
+		if (rc <= 0)
+			return rc;
+	}
 	if (f->method == METHOD_SPLICE)
-		return flow_splice_in(f, room < f->read_size ? room : f->read_size);
-	n = batch ? flow_recv_batch(f) : flow_recv(f, room < f->read_size ? room : f->read_size);
+		return flow_splice_in(f, want);
+	if (framed(f) && f->kind == FLOW_SEND && want + FRAME_HEADER > room)
+		want = room - FRAME_HEADER; /* read_min keeps room above FRAME_HEADER */
+	n = batch ? flow_recv_batch(f) : flow_recv(f, want);
 	f->stats->reads++;
 	if (n == -2 || (batch && n >= 0)) {
 		if (n > 0 && (size_t)n > f->stats->max_read)
@@ -318,6 +427,108 @@ static int flow_splice_out(struct flow *f, size_t want)
 	return 0;
 }
 
+/*
+ * --verify, sending: of n bytes just written from the buffer's head, how
+ * many were payload. The buffer holds whole frames (the hello first), so
+ * walking their headers from the head is exact.
+ */
+static size_t flow_payload_written(struct flow *f, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)iobuf_head(&f->buf);
+	size_t payload = 0, avail = iobuf_len(&f->buf), take;
+	struct frame fr;
+
+	while (n > 0) {
+		if (f->header_left == 0 && f->frame_left == 0) {
+			/* our own frame, whole in the buffer: it decodes */
+			if (verify_decode(p, avail, &fr) == FRAME_HEADER) {
+				f->header_left = FRAME_HEADER;
+				f->frame_left = fr.len;
+			} else {
+				f->header_left = FRAME_TRAILER;
+			}
+		}
+		take = n < f->header_left ? n : f->header_left;
+		f->header_left -= take;
+		p += take;
+		n -= take;
+		avail -= take;
+		take = n < f->frame_left ? n : (size_t)f->frame_left;
+		f->frame_left -= take;
+		payload += take;
+		p += take;
+		n -= take;
+		avail -= take;
+	}
+	return payload;
+}
+
+/*
+ * --verify, receiving: one step through the peer's frames: its hello, a
+ * frame header (an END or VERDICT is noted for the verdict), or DATA
+ * payload written to stdout (or dropped with --send-only) and digested.
+ */
+static int flow_write_deframed(struct flow *f)
+{
+	struct verify *v = f->verify;
+	unsigned char *p = (unsigned char *)iobuf_head(&f->buf);
+	size_t len = flow_framed_len(f);
+	struct frame fr;
+	ssize_t n;
+	int rc;
+
+	if (!v->hello_seen) {
+		if (verify_hello(p, len) < 0)
+			return flow_protocol_failed(f, 0,
+			                            "the peer did not open with the verify hello "
+			                            "(is --verify given at both ends?)");
+		iobuf_consumed(&f->buf, VERIFY_HELLO_BYTES);
+		v->hello_seen = 1;
+		return 0;
+	}
+	if (f->frame_left == 0) {
+		rc = verify_decode(p, len, &fr);
+		if (rc < 0 || (fr.type == FRAME_DATA && v->end_seen) ||
+		    (fr.type == FRAME_END && v->end_seen) ||
+		    (fr.type == FRAME_VERDICT && v->verdict_seen))
+			return flow_protocol_failed(f, 0, "the peer sent a malformed frame");
+		iobuf_consumed(&f->buf, (size_t)rc);
+		if (fr.type == FRAME_DATA) {
+			f->frame_left = fr.len;
+		} else if (fr.type == FRAME_END) {
+			v->end_seen = 1;
+			v->peer_bytes = fr.bytes;
+			v->peer_digest = fr.digest;
+			v->delivered_bytes = f->stats->bytes;
+			v->delivered_digest = digest_final(&f->stats->digest);
+		} else {
+			v->verdict_seen = 1;
+			v->confirmed_bytes = fr.bytes;
+			v->confirmed_digest = fr.digest;
+		}
+		return 0;
+	}
+	len = len < f->write_size ? len : f->write_size;
+	n = f->discard ? (ssize_t)len : write(f->dst, p, len);
+	f->stats->writes += !f->discard;
+	if (n > 0) {
+		digest_update(&f->stats->digest, p, (size_t)n);
+		iobuf_consumed(&f->buf, (size_t)n);
+		f->frame_left -= (uint64_t)n;
+		f->stats->bytes += (uint64_t)n;
+		if ((size_t)n > f->stats->max_write)
+			f->stats->max_write = (size_t)n;
+		f->moved = 1;
+	} else if (n < 0 && errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK) {
+		f->failed_write_len = len;
+		flow_failed(f, 1, errno);
+		return -1;
+	} else if (n < 0 && errno != EINTR) {
+		f->dst_ready = 0;
+	}
+	return 0;
+}
+
 static int flow_write(struct flow *f)
 {
 	size_t want = flow_write_len(f);
@@ -326,6 +537,8 @@ static int flow_write(struct flow *f)
 
 	if (f->method != METHOD_RW)
 		return flow_splice_out(f, want);
+	if (framed(f) && f->kind == FLOW_RECEIVE)
+		return flow_write_deframed(f);
 	if (f->discard) {
 		if (f->checksum)
 			digest_update(&f->stats->digest, iobuf_head(&f->buf), iobuf_len(&f->buf));
@@ -341,8 +554,13 @@ static int flow_write(struct flow *f)
 	if (n > 0) {
 		if (f->checksum)
 			digest_update(&f->stats->digest, iobuf_head(&f->buf), (size_t)n);
+		if (framed(f)) {
+			f->gate -= (size_t)n < f->gate ? (size_t)n : f->gate;
+			f->stats->bytes += flow_payload_written(f, (size_t)n);
+		} else {
+			f->stats->bytes += (uint64_t)n;
+		}
 		iobuf_consumed(&f->buf, (size_t)n);
-		f->stats->bytes += (uint64_t)n;
 		f->stats->datagrams += f->dgram_dst ? count : 0;
 		/* for datagrams, the largest one; a batch holds equal ones */
 		if ((size_t)n / count > f->stats->max_write)
@@ -405,8 +623,41 @@ static int flow_finish(struct flow *f)
 			close(devnull);
 		}
 	}
+	if (f->kind == FLOW_RECEIVE && f->verify != NULL)
+		f->verify->peer_done = 1;
 	f->running = 0;
 	f->stats->finished = report_now();
+	return 1;
+}
+
+/*
+ * --verify, sending: once stdin is done, our END (what we sent); once the
+ * peer's END came, our VERDICT (what we wrote of its data). 1 if one was
+ * put in the buffer, 0 if none is due or there is no room yet; -1 when
+ * the peer went away without its hello, so our data can never be sent.
+ */
+static int flow_queue_trailer(struct flow *f)
+{
+	const struct verify *v = f->verify;
+	struct frame fr = {.type = FRAME_END};
+
+	if (v->peer_done && !v->hello_seen)
+		return flow_protocol_failed(f, 1,
+		                            "the peer closed without the verify hello (is --verify "
+		                            "given at both ends?)");
+	if (iobuf_room(&f->buf) < FRAME_TRAILER)
+		return 0;
+	if (f->src_eof && !f->end_queued) {
+		fr.bytes = f->stats->digest.total;
+		fr.digest = digest_final(&f->stats->digest);
+		f->end_queued = 1;
+	} else if (v->end_seen && !f->verdict_queued) {
+		fr = (struct frame){FRAME_VERDICT, 0, v->delivered_bytes, v->delivered_digest};
+		f->verdict_queued = 1;
+	} else {
+		return 0;
+	}
+	iobuf_produced(&f->buf, verify_encode((unsigned char *)iobuf_tail(&f->buf), &fr));
 	return 1;
 }
 
@@ -420,7 +671,14 @@ static int flow_finish(struct flow *f)
 enum pump_result flow_pump(struct flow *f)
 {
 	for (int calls = 0; calls < PUMP_BUDGET; calls++) {
-		size_t len = flow_len(f);
+		size_t len;
+
+		if (framed(f) && f->kind == FLOW_SEND) {
+			int queued = flow_queue_trailer(f);
+			if (queued < 0)
+				return PUMP_FAILED;
+		}
+		len = flow_len(f);
 		int can_read = !f->src_eof && f->src_ready && flow_room(f) >= f->read_min;
 		int whole = !f->exact || len >= f->write_size || f->src_eof;
 
@@ -432,7 +690,10 @@ enum pump_result flow_pump(struct flow *f)
 				return PUMP_FAILED;
 		} else if (f->exact && flow_room(f) < f->read_min && len < f->write_size) {
 			iobuf_compact(&f->buf); /* a part datagram at the very end: rare */
-		} else if (len == 0 && f->src_eof) {
+		} else if (framed(f) && flow_room(f) < f->read_min && len == 0 &&
+		           iobuf_len(&f->buf) > 0 && f->kind == FLOW_RECEIVE) {
+			iobuf_compact(&f->buf); /* a frame header cut by the buffer's end */
+		} else if (len == 0 && f->src_eof && flow_drained(f)) {
 			switch (flow_finish(f)) {
 			case -1: return PUMP_FAILED;
 			case 0: return PUMP_BLOCKED;
@@ -503,7 +764,8 @@ int flow_init(struct flow *f, const struct flow_setup *setup, struct flow_stats 
 	f->keep_dst = setup->keep_dst;
 	f->src_ready = f->dst_ready = 1;
 	f->stats = stats;
-	f->checksum = cfg->checksum;
+	f->verify = setup->verify;
+	f->checksum = cfg->checksum && !framed(f); /* framing digests the payload itself */
 	digest_init(&stats->digest);
 	f->read_size = cfg->read_size;
 	f->write_size = cfg->write_size;
@@ -524,13 +786,23 @@ int flow_init(struct flow *f, const struct flow_setup *setup, struct flow_stats 
 		seqtrack_init(&stats->seq);
 	}
 	f->read_min = f->exact ? 1 : f->read_size;
+	if (framed(f) && to_socket)
+		f->read_min += FRAME_HEADER;
+	f->sniff_hello = !framed(f) && !to_socket && t->socktype == SOCK_STREAM;
 	copy_choose(f, cfg);
 	stats->copy = f->method;
 	if (!f->enabled)
 		return 0;
 	/* Splice needs it only to fall back; untouched, it costs no memory. */
-	if (iobuf_init(&f->buf, flow_capacity(f)) != 0)
+	/* --verify: room for a header in front of a full read, and for END and VERDICT */
+	if (iobuf_init(&f->buf, flow_capacity(f) + (framed(f) ? VERIFY_ROOM : 0)) != 0)
 		return -1;
+	if (framed(f) && to_socket) {
+		/* the hello goes first; the header walk of flow_payload_written starts on it */
+		verify_hello_put((unsigned char *)iobuf_tail(&f->buf));
+		iobuf_produced(&f->buf, VERIFY_HELLO_BYTES);
+		f->gate = f->header_left = VERIFY_HELLO_BYTES;
+	}
 	/*
 	 * Never more in the pipe than the buffer holds, so a fallback can take it
 	 * all back (the pipe may be bigger: 64 KiB unless F_SETPIPE_SZ grew it).

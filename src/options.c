@@ -23,6 +23,7 @@ enum {
 	OPT_NO_DGRAM_EOF,
 	OPT_CHECKSUM,
 	OPT_SEQ,
+	OPT_VERIFY,
 	OPT_COPY,
 	OPT_BENCH,
 	OPT_BENCH_TIME,
@@ -55,6 +56,7 @@ static const struct option long_options[] = {
     {"no-dgram-eof", no_argument, NULL, OPT_NO_DGRAM_EOF},
     {"checksum", no_argument, NULL, OPT_CHECKSUM},
     {"seq", no_argument, NULL, OPT_SEQ},
+    {"verify", no_argument, NULL, OPT_VERIFY},
     {"copy", required_argument, NULL, OPT_COPY},
     {"bench", no_argument, NULL, OPT_BENCH},
     {"bench-time", required_argument, NULL, OPT_BENCH_TIME},
@@ -106,6 +108,8 @@ static const char usage_text[] =
     "  -v, --verbose            progress on stderr, and the report at exit\n"
     "      --report[=human|json] throughput report on stderr at exit (and on SIGUSR1)\n"
     "      --checksum           XXH64 of the bytes sent and received, in the report\n"
+    "      --verify             both ends confirm byte count and XXH64 (fastcat at\n"
+    "                           both ends; exit 6 on a mismatch)\n"
     "Benchmark (no host or port):\n"
     "      --bench              built-in benchmark: MB/s and latency on this machine\n"
     "      --bench-time SECS    the whole run, 1 to 3600 (default 60)\n"
@@ -148,6 +152,36 @@ static void option_label(int val, char *out, size_t len)
 			return;
 		}
 	snprintf(out, len, "option");
+}
+
+/*
+ * The option getopt stopped at, as the user typed it: a long option from
+ * its argv word (without any "=value"), a short one from its letter. A
+ * short option inside a cluster leaves optind on its word, so the word
+ * before it is only the option when it is a long one.
+ */
+static void typed_label(const char *word, int opt, char *out, size_t len)
+{
+	if (strncmp(word, "--", 2) == 0 && word[2] != '\0')
+		snprintf(out, len, "%.*s", (int)strcspn(word, "="), word);
+	else
+		option_label(opt, out, len);
+}
+
+/* getopt's '?': an unknown or ambiguous option, or a value given to one that takes none. */
+static int option_refused(const char *word, int opt, char *err, size_t errlen)
+{
+	int is_long = strncmp(word, "--", 2) == 0 && word[2] != '\0';
+	int len = (int)strcspn(word, "=");
+
+	if (is_long && opt == 0)
+		return usage_error(
+		    err, errlen, "%.*s: unknown option (or an ambiguous abbreviation)", len, word);
+	if (is_long && word[len] == '=')
+		return usage_error(err, errlen, "%.*s: takes no value", len, word);
+	if (opt > 32 && opt < 127)
+		return usage_error(err, errlen, "-%c: unknown option", opt);
+	return usage_error(err, errlen, "unknown option");
 }
 
 /* A size option: digits, a 1024-based suffix, and a range named in the error. */
@@ -209,7 +243,9 @@ static void config_defaults(struct config *cfg)
 
 /* Flags seen on the command line that only matter for the checks after parsing. */
 struct seen {
-	int chunk, read_size, write_size, ipv4, ipv6, udp, unix;
+	int read_size, write_size; /* --read-size, --write-size: each overrides -B */
+	int read_set, write_set;   /* the read or write size was given, by any of the three */
+	int ipv4, ipv6, udp, unix_socket;
 	const char *transport; /* --transport NAME */
 	char label[32];        /* the option being applied, as typed: "-B" or "--chunk-size" */
 	char size_label[64];   /* the last option that set the read size, with its value */
@@ -272,7 +308,7 @@ static int parse_bench_sizes(struct config *cfg, const char *label, const char *
 		entry = p;
 		more = list_next(&p, text, sizeof text);
 		if (more < 0)
-			return usage_error(err, errlen, "%s %.*s: size too large", label,
+			return usage_error(err, errlen, "%s %.*s: invalid size", label,
 			                   (int)strcspn(entry, ","), entry);
 		if (text[0] == '\0')
 			return usage_error(err, errlen, "%s %s: an empty entry", label, arg);
@@ -350,7 +386,8 @@ static int apply_option(struct config *cfg, struct seen *seen, int c, const char
 		}
 		if (c != OPT_READ_SIZE && (c == OPT_WRITE_SIZE || !seen->write_size))
 			cfg->write_size = (size_t)v;
-		seen->chunk = 1;
+		seen->read_set |= c != OPT_WRITE_SIZE;
+		seen->write_set |= c != OPT_READ_SIZE;
 		seen->read_size |= c == OPT_READ_SIZE;
 		seen->write_size |= c == OPT_WRITE_SIZE;
 		break;
@@ -366,18 +403,19 @@ static int apply_option(struct config *cfg, struct seen *seen, int c, const char
 		rc = parse_time_option(seen->label, arg, 1, &cfg->quit_after_eof_ms, err, errlen);
 		break;
 	case 'u': seen->udp = 1; break;
-	case 'U': seen->unix = 1; break;
+	case 'U': seen->unix_socket = 1; break;
 	case OPT_TRANSPORT: seen->transport = arg; break;
 	case OPT_NO_DGRAM_EOF: cfg->dgram_eof = 0; break;
 	case OPT_CHECKSUM: cfg->checksum = 1; break;
 	case OPT_SEQ: cfg->seq = 1; break;
+	case OPT_VERIFY: cfg->verify = 1; break;
 	case OPT_DGRAM_SIZE:
 		rc = parse_size_option(seen->label, arg, CHUNK_MIN, CHUNK_MAX, "datagram size",
 		                       "1 byte to 64 MiB", &v, err, errlen);
+		if (rc != 0)
+			return rc;
 		cfg->dgram_size = (size_t)v;
-		if (rc == 0)
-			snprintf(seen->size_label, sizeof seen->size_label, "%s %s", seen->label,
-			         arg);
+		snprintf(seen->size_label, sizeof seen->size_label, "%s %s", seen->label, arg);
 		break;
 	case OPT_REPORT:
 		if (arg == NULL || strcmp(arg, "human") == 0)
@@ -439,8 +477,9 @@ static int choose_transport(struct config *cfg, const struct seen *seen, char *e
 	const struct transport *t;
 
 	if (seen->transport == NULL) {
-		cfg->transport = seen->unix ? (seen->udp ? &transport_unix_dgram : &transport_unix)
-		                            : (seen->udp ? &transport_udp : &transport_tcp);
+		cfg->transport = seen->unix_socket
+		                     ? (seen->udp ? &transport_unix_dgram : &transport_unix)
+		                     : (seen->udp ? &transport_udp : &transport_tcp);
 		return 0;
 	}
 	t = transport_find(seen->transport);
@@ -449,7 +488,7 @@ static int choose_transport(struct config *cfg, const struct seen *seen, char *e
 		                   seen->transport, transport_names());
 	if (seen->udp && t != &transport_udp && t != &transport_unix_dgram)
 		return usage_error(err, errlen, "-u and --transport %s: pick one", t->name);
-	if (seen->unix && t->family != AF_UNIX)
+	if (seen->unix_socket && t->family != AF_UNIX)
 		return usage_error(err, errlen, "-U and --transport %s: pick one", t->name);
 	cfg->transport = t;
 	return 0;
@@ -501,7 +540,8 @@ static int check_combinations(struct config *cfg, const struct seen *seen, char 
 	if (seen->ipv4 && seen->ipv6)
 		return usage_error(err, errlen, "-4 and -6: pick one");
 	if (cfg->recv_only && cfg->send_only)
-		return usage_error(err, errlen, "--recv-only and --send-only: nothing would move");
+		return usage_error(err, errlen,
+		                   "-d (--recv-only) and --send-only: nothing would move");
 	if (cfg->seq && !cfg->transport->datagram)
 		return usage_error(
 		    err, errlen,
@@ -522,6 +562,18 @@ static int check_combinations(struct config *cfg, const struct seen *seen, char 
 		return usage_error(err, errlen,
 		                   "--copy=splice and --checksum: the digest needs the bytes; "
 		                   "use --copy=auto or rw");
+	if (cfg->verify && cfg->transport->connectionless)
+		return usage_error(err, errlen,
+		                   "--verify: needs a connected transport (tcp, unix, "
+		                   "unix-seqpacket); for datagrams use --seq");
+	if (cfg->verify && cfg->copy == COPY_SPLICE)
+		return usage_error(err, errlen,
+		                   "--copy=splice and --verify: the digest needs the bytes; "
+		                   "use --copy=auto or rw");
+	if (cfg->verify && cfg->dgram_size != 0)
+		return usage_error(err, errlen,
+		                   "--dgram-size and --verify: frames do not keep datagram sizes");
+	cfg->checksum |= cfg->verify; /* the report shows the digests both ends compared */
 	if (cfg->exit_on_peer_eof < 0)
 		cfg->exit_on_peer_eof = isatty(STDIN_FILENO);
 	if (cfg->verbose && cfg->report == REPORT_NONE)
@@ -539,9 +591,12 @@ static int fit_datagrams(struct config *cfg, const struct seen *seen, char *err,
 	const struct transport *t = cfg->transport;
 	size_t datagram;
 
-	if (!seen->chunk && t->default_chunk != 0)
-		cfg->read_size = cfg->write_size =
-		    t->default_chunk - (cfg->seq ? SEQ_HEADER_BYTES : 0);
+	size_t chunk = t->default_chunk - (cfg->seq ? SEQ_HEADER_BYTES : 0);
+
+	if (t->default_chunk != 0 && !seen->read_set)
+		cfg->read_size = chunk;
+	if (t->default_chunk != 0 && !seen->write_set)
+		cfg->write_size = chunk;
 	if (!t->datagram)
 		return 0;
 	datagram = (cfg->dgram_size != 0 ? cfg->dgram_size : cfg->read_size) +
@@ -572,12 +627,9 @@ int options_parse(int argc, char **argv, struct config *cfg, char *err, size_t e
 		case 'h': options_usage(); return -1;
 		case 'V': printf("fastcat %s\n", FASTCAT_VERSION); return -1;
 		case ':':
-			option_label(optopt, label, sizeof label);
+			typed_label(argv[optind - 1], optopt, label, sizeof label);
 			return usage_error(err, errlen, "%s: option requires an argument", label);
-		case '?':
-			if (optopt != 0)
-				return usage_error(err, errlen, "-%c: unknown option", optopt);
-			return usage_error(err, errlen, "%s: unknown option", argv[optind - 1]);
+		case '?': return option_refused(argv[optind - 1], optopt, err, errlen);
 		default:
 			if (longindex >= 0)
 				snprintf(seen.label, sizeof seen.label, "--%s",

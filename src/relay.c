@@ -20,37 +20,58 @@ struct relay {
 	int saved_flags[2];   /* stdin/stdout file status flags to restore */
 };
 
-static void relay_fail(struct relay *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void relay_fail(struct relay *r, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
-static void relay_fail(struct relay *r, const char *fmt, ...)
+/* The first failure is the one reported: later ones are its consequences. */
+static void relay_fail(struct relay *r, int status, const char *fmt, ...)
 {
 	va_list ap;
 
+	if (r->s->exit_status != EXIT_OK)
+		return;
 	va_start(ap, fmt);
 	vsnprintf(r->s->error, sizeof r->s->error, fmt, ap);
 	va_end(ap);
-	r->s->exit_status = EXIT_RUNTIME;
+	r->s->exit_status = status;
+}
+
+/* What a socket error says about the transfer, as an exit status. */
+static int socket_error_status(int err)
+{
+	switch (err) {
+	case ECONNRESET:
+	case ECONNABORTED:
+	case ECONNREFUSED: /* a datagram peer that went away */
+	case EPIPE:
+	case ENOTCONN: return EXIT_PEER;
+	case ETIMEDOUT: return EXIT_TIMEOUT;
+	default: return EXIT_RUNTIME;
+	}
 }
 
 /* The message names the syscall's object and, for a lost send, what did not go out. */
 static void relay_flow_failed(struct relay *r, const struct flow *f)
 {
 	const char *peer = r->s->ep->peer, *why = strerror(f->err);
+	int status = socket_error_status(f->err);
 
-	if (f->kind == FLOW_SEND && !f->err_on_write)
-		relay_fail(r, "read stdin: %s", why);
+	if (f->err == EPROTO && f->verify->why[0] != '\0')
+		relay_fail(r, EXIT_VERIFY, "%s", f->verify->why);
+	else if (f->kind == FLOW_SEND && !f->err_on_write)
+		relay_fail(r, EXIT_RUNTIME, "read stdin: %s", why);
 	else if (f->kind == FLOW_SEND && f->err == EMSGSIZE)
-		relay_fail(r,
+		relay_fail(r, EXIT_RUNTIME,
 		           "send to %s: a datagram of %zu bytes is too large for %s (%s); "
 		           "lower -B or --dgram-size",
 		           peer, f->failed_write_len, r->s->cfg->transport->name, why);
 	else if (f->kind == FLOW_SEND)
-		relay_fail(r, "send to %s: %s (%zu bytes read from stdin not sent)", peer, why,
-		           flow_unsent(f));
+		relay_fail(r, status, "send to %s: %s (%zu bytes read from stdin not sent)", peer,
+		           why, flow_unsent(f));
 	else if (!f->err_on_write)
-		relay_fail(r, "receive from %s: %s", peer, why);
+		relay_fail(r, status, "receive from %s: %s", peer, why);
 	else
-		relay_fail(r, "write stdout: %s", why);
+		relay_fail(r, EXIT_WRITE, "write stdout: %s", why);
 }
 
 /* Milliseconds poll() may sleep: until the -w idle limit or the -q deadline. */
@@ -85,7 +106,8 @@ static int relay_done(struct relay *r, double now)
 		return 1;
 	}
 	if (cfg->timeout_ms >= 0 && now - r->last_activity >= (double)cfg->timeout_ms / 1000) {
-		relay_fail(r, "idle for %.3g s (-w), giving up", (double)cfg->timeout_ms / 1000);
+		relay_fail(r, EXIT_TIMEOUT, "idle for %.3g s (-w), giving up",
+		           (double)cfg->timeout_ms / 1000);
 		return 1;
 	}
 	return 0;
@@ -120,17 +142,20 @@ static int relay_setup(struct relay *r, struct session *s, int in_fd, int out_fd
 	 * then loses what we sent that it had not read yet.
 	 */
 	struct flow_setup send = {
-	    cfg, FLOW_SEND, in_fd, sock, !cfg->recv_only && !s->ep->cannot_send, 0, 0};
+	    cfg, FLOW_SEND, in_fd, sock, (!cfg->recv_only || cfg->verify) && !s->ep->cannot_send, 0,
+	    0,   &s->verify};
 	struct flow_setup recv = {
-	    cfg, FLOW_RECEIVE, sock, out_fd, 1, cfg->send_only, cfg->keep_listening};
+	    cfg, FLOW_RECEIVE, sock, out_fd, 1, cfg->send_only, cfg->keep_listening, &s->verify};
 
 	memset(r, 0, sizeof *r);
 	r->s = s;
 	if (flow_init(&r->flows[FLOW_SEND], &send, &s->sent) != 0 ||
 	    flow_init(&r->flows[FLOW_RECEIVE], &recv, &s->received) != 0) {
-		relay_fail(r, "cannot allocate the relay buffers");
+		relay_fail(r, EXIT_RUNTIME, "cannot allocate the relay buffers");
 		return -1;
 	}
+	/* --verify with -d: no stdin, but the hello, END and VERDICT still go out */
+	r->flows[FLOW_SEND].src_eof = cfg->recv_only;
 	s->receive_buffer = r->flows[FLOW_RECEIVE].read_size;
 	r->last_activity = report_now();
 	stdio_nonblock(r, in_fd, out_fd);
@@ -152,12 +177,16 @@ static void relay_note_progress(struct relay *r, double now)
 		r->quit_at = send->stats->finished + (double)quit_ms / 1000;
 }
 
-/* One round: pump each running flow. Returns 1 if a flow still has budgeted work, -1 on failure. */
+/*
+ * One round: pump each running flow. Returns 1 if a flow still has budgeted
+ * work, -1 on failure. Receiving goes first: with --verify, what the peer
+ * said (its hello, its END) is what lets our sending go on in the same round.
+ */
 static int relay_pump_all(struct relay *r)
 {
 	int busy = 0;
 
-	for (int i = 0; i < 2; i++) {
+	for (int i = 1; i >= 0; i--) {
 		if (!r->flows[i].running)
 			continue;
 		switch (flow_pump(&r->flows[i])) {
@@ -187,7 +216,8 @@ void relay_run(struct session *s, int in_fd, int out_fd)
 			double now;
 
 			if (signal_stop) {
-				relay_fail(&r, "interrupted by %s", signals_stop_name());
+				relay_fail(&r, EXIT_RUNTIME, "interrupted by %s",
+				           signals_stop_name());
 				break;
 			}
 			if (signal_report) {
@@ -207,7 +237,7 @@ void relay_run(struct session *s, int in_fd, int out_fd)
 				continue;
 			timeout = busy ? 0 : relay_poll_timeout(&r, now);
 			if (poll(pfd, (nfds_t)n, timeout) < 0 && errno != EINTR) {
-				relay_fail(&r, "poll: %s", strerror(errno));
+				relay_fail(&r, EXIT_RUNTIME, "poll: %s", strerror(errno));
 				break;
 			}
 			flow_poll_result(&r.flows[FLOW_SEND], pfd, nsend);

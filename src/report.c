@@ -61,6 +61,11 @@ static void print_human(const struct session *s, int sndbuf, int rcvbuf, double 
 
 	print_human_flow("sent", &s->sent, cfg->transport->datagram, cfg->checksum, now);
 	print_human_flow("received", &s->received, cfg->transport->datagram, cfg->checksum, now);
+	if (cfg->verify && s->verify.verified)
+		fprintf(stderr,
+		        "fastcat: verified: the peer confirmed the %llu bytes sent, and the %llu "
+		        "bytes received match what it sent\n",
+		        (unsigned long long)s->sent.bytes, (unsigned long long)s->received.bytes);
 	units_format_size(cfg->read_size, rs, sizeof rs);
 	units_format_size(cfg->write_size, ws, sizeof ws);
 	if (cfg->read_size == cfg->write_size)
@@ -141,10 +146,14 @@ static void print_json(const struct session *s, int final, int sndbuf, int rcvbu
 	    stderr,
 	    "{\"fastcat\":\"%s\",\"final\":%s,\"transport\":\"%s\",\"local\":%s,\"peer\":%s,"
 	    "\"chunk_size\":%zu,\"read_size\":%zu,\"write_size\":%zu,\"sndbuf\":%d,\"rcvbuf\":%d,"
-	    "\"sent\":%s,\"received\":%s,\"exit_status\":%d,\"error\":%s}\n",
+	    "\"sent\":%s,\"received\":%s,\"verified\":%s,\"exit_status\":%d,\"error\":%s}\n",
 	    FASTCAT_VERSION, final ? "true" : "false", cfg->transport->name, local, peer,
 	    cfg->read_size > cfg->write_size ? cfg->read_size : cfg->write_size, cfg->read_size,
-	    cfg->write_size, sndbuf, rcvbuf, sent, received, s->exit_status, error);
+	    cfg->write_size, sndbuf, rcvbuf, sent, received,
+	    !cfg->verify         ? "null"
+	    : s->verify.verified ? "true"
+	                         : "false",
+	    s->exit_status, error);
 }
 
 /*

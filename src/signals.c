@@ -22,8 +22,9 @@ static void on_report(int sig)
 
 /*
  * No SA_RESTART: a signal must interrupt a blocking poll() or connect() so
- * the loop sees the flag at once. SIGPIPE is ignored so that a vanished
- * reader shows up as EPIPE with a message instead of a silent death.
+ * the loop sees the flag at once. SIGPIPE and SIGXFSZ are ignored so that a
+ * vanished reader or a file-size limit shows up as EPIPE or EFBIG with a
+ * message and exit status 7 instead of a silent death.
  */
 void signals_init(void)
 {
@@ -38,6 +39,7 @@ void signals_init(void)
 	sigaction(SIGUSR1, &sa, NULL);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
+	sigaction(SIGXFSZ, &sa, NULL);
 }
 
 const char *signals_stop_name(void)

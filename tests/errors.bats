@@ -1,5 +1,6 @@
 #!/usr/bin/env bats
-# errors.bats - runtime failures: exit 1 with a one-line "fastcat: WHAT: WHY".
+# errors.bats - runtime failures: a one-line "fastcat: WHAT: WHY" and the exit status that names
+# the kind of failure (3 connect, 4 timeout, 5 peer reset or closed early, 7 writing stdout, 1 other).
 
 load helpers
 
@@ -13,35 +14,35 @@ has_line() {
 $2"
 }
 
-@test "connection refused (IPv4): exit 1, 'connect 127.0.0.1:PORT: Connection refused'" {
+@test "connection refused (IPv4): exit 3, 'connect 127.0.0.1:PORT: Connection refused'" {
   closed_port 127.0.0.1
-  run -1 --separate-stderr timeout 20 "$FASTCAT" 127.0.0.1 "$CLOSED_PORT" </dev/null
+  run -3 --separate-stderr timeout 20 "$FASTCAT" 127.0.0.1 "$CLOSED_PORT" </dev/null
   assert_equal "$stderr" "fastcat: connect 127.0.0.1:$CLOSED_PORT: Connection refused"
   assert_equal "stdout: '$output'" "stdout: ''"
 }
 
-@test "connection refused (IPv6): exit 1, 'connect [::1]:PORT: Connection refused'" {
+@test "connection refused (IPv6): exit 3, 'connect [::1]:PORT: Connection refused'" {
   skip_unless_ipv6
   closed_port ::1
-  run -1 --separate-stderr timeout 20 "$FASTCAT" ::1 "$CLOSED_PORT" </dev/null
+  run -3 --separate-stderr timeout 20 "$FASTCAT" ::1 "$CLOSED_PORT" </dev/null
   assert_equal "$stderr" "fastcat: connect [::1]:$CLOSED_PORT: Connection refused"
 }
 
-@test "unresolvable name (inside unshare -n, no DNS leaves the machine): exit 1, 'resolve HOST: ...'" {
+@test "unresolvable name (inside unshare -n, no DNS leaves the machine): exit 3, 'resolve HOST: ...'" {
   skip_unless_unshare
-  run -1 --separate-stderr timeout 30 unshare -n "$FASTCAT" no-such-host.invalid 1 </dev/null
+  run -3 --separate-stderr timeout 30 unshare -n "$FASTCAT" no-such-host.invalid 1 </dev/null
   has_line '^fastcat: resolve no-such-host\.invalid: [A-Z][a-z]+' "$stderr"
   ! grep -q 'connect' <<<"$stderr" || fail "tried to connect: $stderr"
 }
 
-@test "-n with a host name (inside unshare -n): exit 1, resolve error, no connect" {
+@test "-n with a host name (inside unshare -n): exit 3, resolve error, no connect" {
   skip_unless_unshare
-  run -1 --separate-stderr timeout 30 unshare -n "$FASTCAT" -n localhost 1 </dev/null
+  run -3 --separate-stderr timeout 30 unshare -n "$FASTCAT" -n localhost 1 </dev/null
   has_line '^fastcat: resolve localhost: .+' "$stderr"
   ! grep -q 'connect' <<<"$stderr" || fail "tried to connect: $stderr"
 }
 
-@test "connect timeout -w 1: exit 1 after ~1 s, 'timed out after 1 s' (SYN dropped by a full accept queue)" {
+@test "connect timeout -w 1: exit 4 after ~1 s, 'timed out after 1 s' (SYN dropped by a full accept queue)" {
   command -v python3 >/dev/null || skip "python3 needed for the full-backlog listener"
   # listener with backlog 0 whose one queue slot is taken and never accepted:
   # the kernel drops further SYNs, so connect() hangs (loopback only)
@@ -55,13 +56,13 @@ time.sleep(60)'
   local port start ms
   port=$(cat "$T/py.port")
   start=$(now_us)
-  run -1 --separate-stderr timeout 20 "$FASTCAT" -w 1 127.0.0.1 "$port" </dev/null
+  run -4 --separate-stderr timeout 20 "$FASTCAT" -w 1 127.0.0.1 "$port" </dev/null
   ms=$(elapsed_ms "$start")
   assert_equal "$stderr" "fastcat: connect 127.0.0.1:$port: timed out after 1 s"
   (( ms >= 900 && ms < 4000 )) || fail "timed out after $ms ms, expected ~1000"
 }
 
-@test "idle timeout -w 1: connected, nothing moves: 'idle for 1 s (-w), giving up', exit 1" {
+@test "idle timeout -w 1: connected, nothing moves: 'idle for 1 s (-w), giving up', exit 4" {
   mkfifo "$T/lin" "$T/cin"
   hold_open HOLD1 "$T/lin" 30
   hold_open HOLD2 "$T/cin" 30
@@ -71,7 +72,7 @@ time.sleep(60)'
   bg_start C "$T/cin" "$T/c.out" "$FASTCAT" -w 1 127.0.0.1 "$L_PORT"
   wait_exit rc "$C_PID" 10
   ms=$(elapsed_ms "$start")
-  assert_equal "client exit $rc" "client exit 1"
+  assert_equal "client exit $rc" "client exit 4"
   grep -qx 'fastcat: idle for 1 s (-w), giving up' "$T/C.err" || fail "stderr: $(cat "$T/C.err")"
   (( ms >= 900 && ms < 4000 )) || fail "gave up after $ms ms, expected ~1000"
 }
@@ -89,21 +90,21 @@ time.sleep(60)'
   assert_same_bytes "$T/p" "$T/L.out"
 }
 
-@test "receiver's stdout closes early (| head -c 10): 'write stdout: Broken pipe' exit 1; sender exit 1" {
+@test "receiver's stdout closes early (| head -c 10): 'write stdout: Broken pipe' exit 7; sender exit 5" {
   mkpayload "$T/p" $((16 * 1048576))
   mkfifo "$T/pipe"
   bg_start HEAD "$T/pipe" "$T/head.out" head -c 10
   fc_listen L --out "$T/pipe"
-  run -1 --separate-stderr fcx "$T/p" "$T/c.out" 127.0.0.1 "$L_PORT"
+  run -5 --separate-stderr fcx "$T/p" "$T/c.out" 127.0.0.1 "$L_PORT"
   has_line "^fastcat: (send to|receive from) 127\\.0\\.0\\.1:$L_PORT: (Broken pipe|Connection reset by peer)" "$stderr"
   local rc
   wait_exit rc "$L_PID" 10
-  assert_equal "receiver exit $rc" "receiver exit 1"
+  assert_equal "receiver exit $rc" "receiver exit 7"
   grep -qx 'fastcat: write stdout: Broken pipe' "$T/L.err" || fail "receiver stderr: $(cat "$T/L.err")"
   assert_equal "$(stat -c %s "$T/head.out")" 10
 }
 
-@test "peer gone while stdin still has data: 'send to ...: (N bytes read from stdin not sent)', exit 1" {
+@test "peer gone while stdin still has data: 'send to ...: (N bytes read from stdin not sent)', exit 5" {
   mkfifo "$T/cin"
   # the listener sends nothing and closes at once (--send-only, stdin /dev/null, -q 0)
   fc_listen L --send-only -q 0
@@ -111,14 +112,14 @@ time.sleep(60)'
   bg_start FEED /dev/null "$T/cin" bash -c '
     while kill -0 "$1" 2>/dev/null && [ "$(cut -d" " -f3 /proc/$1/stat 2>/dev/null)" != Z ]; do sleep 0.05; done
     sleep 0.2; head -c 1048576 /dev/zero' _ "$L_PID"
-  run -1 --separate-stderr fcx "$T/cin" "$T/c.out" 127.0.0.1 "$L_PORT"
+  run -5 --separate-stderr fcx "$T/cin" "$T/c.out" 127.0.0.1 "$L_PORT"
   has_line "^fastcat: send to 127\\.0\\.0\\.1:$L_PORT: (Broken pipe|Connection reset by peer) \\([0-9]+ bytes read from stdin not sent\\)\$" "$stderr"
   local rc
   wait_exit rc "$L_PID" 10
   assert_equal "listener exit $rc" "listener exit 0"
 }
 
-@test "peer resets the connection: 'receive from ...: Connection reset by peer', exit 1" {
+@test "peer resets the connection: 'receive from ...: Connection reset by peer', exit 5" {
   command -v python3 >/dev/null || skip "python3 needed for the RST peer"
   bg_start PY /dev/null "$T/py.port" python3 -c '
 import socket, struct, time
@@ -133,7 +134,7 @@ c.close(); time.sleep(5)'
   port=$(cat "$T/py.port")
   mkfifo "$T/cin"
   hold_open HOLD "$T/cin" 30
-  FC_TIMEOUT=20 run -1 --separate-stderr fcx "$T/cin" "$T/c.out" 127.0.0.1 "$port"
+  FC_TIMEOUT=20 run -5 --separate-stderr fcx "$T/cin" "$T/c.out" 127.0.0.1 "$port"
   assert_equal "$stderr" "fastcat: receive from 127.0.0.1:$port: Connection reset by peer"
   assert_equal "$(cat "$T/c.out")" "before reset"
 }

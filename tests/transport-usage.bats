@@ -28,7 +28,7 @@ got: $stderr"
 # valid, fastcat fails at run time: exit 1, 'connect PATH: No such file or directory'.
 no_such_path() {
   local p=${*: -1}
-  run -1 --separate-stderr timeout 10 "$FASTCAT" "$@" </dev/null
+  run -3 --separate-stderr timeout 10 "$FASTCAT" "$@" </dev/null
   grep -Fxq "fastcat: connect $p: No such file or directory" <<<"$stderr" ||
     fail "args [$*]: expected 'connect $p: No such file or directory', got: $stderr"
 }
@@ -126,7 +126,7 @@ no_such_path() {
 
 @test "--transport tcp is the default: connection refused like plain TCP" {
   closed_port 127.0.0.1
-  run -1 --separate-stderr timeout 10 "$FASTCAT" --transport tcp 127.0.0.1 "$CLOSED_PORT" </dev/null
+  run -3 --separate-stderr timeout 10 "$FASTCAT" --transport tcp 127.0.0.1 "$CLOSED_PORT" </dev/null
   assert_equal "$stderr" "fastcat: connect 127.0.0.1:$CLOSED_PORT: Connection refused"
 }
 

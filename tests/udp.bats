@@ -227,7 +227,7 @@ b"
   fc_listen L -u --no-dgram-eof -w 1
   run -0 fcx "$T/p" "$T/c.out" -u --no-dgram-eof -q 1 127.0.0.1 "$L_PORT"
   wait_exit rc "$L_PID" 10
-  assert_equal "listener exit $rc" "listener exit 1"
+  assert_equal "listener exit $rc" "listener exit 4"
   grep -qx 'fastcat: idle for 1 s (-w), giving up' "$T/L.err" || fail "stderr: $(cat "$T/L.err")"
   assert_same_bytes "$T/p" "$T/L.out"
 }

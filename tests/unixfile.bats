@@ -87,7 +87,7 @@ s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.bind(sys.argv[1])' "$1"
   [[ ! -e $p ]] || fail "$p still exists after SIGINT"
 }
 
-@test "error exit (idle -w 1 once connected): exit 1, socket file removed" {
+@test "error exit (idle -w 1 once connected): exit 4, socket file removed" {
   mkfifo "$T/cin" "$T/lin"
   hold_open HOLD1 "$T/cin" 30
   hold_open HOLD2 "$T/lin" 30
@@ -95,7 +95,7 @@ s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.bind(sys.argv[1])' "$1"
   bg_start C "$T/cin" "$T/c.out" "$FASTCAT" -U "$L_PATH"
   local rc
   wait_exit rc "$L_PID" 10
-  assert_equal "listener exit $rc" "listener exit 1"
+  assert_equal "listener exit $rc" "listener exit 4"
   grep -qx 'fastcat: idle for 1 s (-w), giving up' "$T/L.err" || fail "stderr: $(cat "$T/L.err")"
   [[ ! -e $L_PATH ]] || fail "$L_PATH still exists after an error exit"
 }
@@ -224,29 +224,29 @@ s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.bind(sys.argv[1])' "$1"
   assert_equal "$stderr" "fastcat: bind $p: No such file or directory"
 }
 
-@test "connect to a missing path: 'connect PATH: No such file or directory', exit 1 (stream, dgram, seqpacket)" {
+@test "connect to a missing path: 'connect PATH: No such file or directory', exit 3 (stream, dgram, seqpacket)" {
   local p=$T/nope.sock
-  run -1 --separate-stderr timeout 10 "$FASTCAT" -U "$p" </dev/null
+  run -3 --separate-stderr timeout 10 "$FASTCAT" -U "$p" </dev/null
   assert_equal "$stderr" "fastcat: connect $p: No such file or directory"
-  run -1 --separate-stderr timeout 10 "$FASTCAT" -Uu "$p" </dev/null
+  run -3 --separate-stderr timeout 10 "$FASTCAT" -Uu "$p" </dev/null
   assert_equal "$stderr" "fastcat: connect $p: No such file or directory"
-  run -1 --separate-stderr timeout 10 "$FASTCAT" -U --transport unix-seqpacket "$p" </dev/null
+  run -3 --separate-stderr timeout 10 "$FASTCAT" -U --transport unix-seqpacket "$p" </dev/null
   assert_equal "$stderr" "fastcat: connect $p: No such file or directory"
   [[ ! -e $p ]] || fail "the client created $p"
 }
 
-@test "connect to a stale socket file: 'connect PATH: Connection refused', exit 1; file left alone" {
+@test "connect to a stale socket file: 'connect PATH: Connection refused', exit 3; file left alone" {
   need python3
   local p=$T/stale.sock
   stale_socket "$p"
-  run -1 --separate-stderr timeout 10 "$FASTCAT" -U "$p" </dev/null
+  run -3 --separate-stderr timeout 10 "$FASTCAT" -U "$p" </dev/null
   assert_equal "$stderr" "fastcat: connect $p: Connection refused"
   [[ -S $p ]] || fail "a client removed $p"
 }
 
-@test "connect to an abstract name nobody holds: exit 1, Connection refused" {
+@test "connect to an abstract name nobody holds: exit 3, Connection refused" {
   local n
   n=$(unique_abstract)
-  run -1 --separate-stderr timeout 10 "$FASTCAT" -U "@$n" </dev/null
+  run -3 --separate-stderr timeout 10 "$FASTCAT" -U "@$n" </dev/null
   assert_equal "$stderr" "fastcat: connect @$n: Connection refused"
 }

@@ -38,7 +38,7 @@ got: $stderr"
 # accepted args...: options are valid; fastcat tries to connect to the
 # closed port and fails at run time (exit 1, Connection refused).
 accepted() {
-  run -1 --separate-stderr timeout 10 "$FASTCAT" "$@" 127.0.0.1 "$CLOSED_PORT" </dev/null
+  run -3 --separate-stderr timeout 10 "$FASTCAT" "$@" 127.0.0.1 "$CLOSED_PORT" </dev/null
   grep -Fxq "fastcat: connect 127.0.0.1:$CLOSED_PORT: Connection refused" <<<"$stderr" ||
     fail "args [$*]: expected 'Connection refused', got: $stderr"
 }
@@ -154,7 +154,7 @@ accepted() {
 }
 
 @test "unknown options and missing option arguments" {
-  usage_err "fastcat: --frobnicate: unknown option" --frobnicate 127.0.0.1 1
+  usage_err "fastcat: --frobnicate: unknown option (or an ambiguous abbreviation)" --frobnicate 127.0.0.1 1
   usage_err "fastcat: -Z: unknown option" -Z 127.0.0.1 1
   usage_err "fastcat: -B: option requires an argument" 127.0.0.1 1 -B
   usage_err "fastcat: -B: option requires an argument" -B
@@ -172,8 +172,8 @@ accepted() {
   usage_err "fastcat: -k: needs -l" -k 127.0.0.1 1
   usage_err "fastcat: -4 and -6: pick one" -4 -6 127.0.0.1 1
   usage_err "fastcat: -4 and -6: pick one" -l -6 -4 1
-  usage_err "fastcat: --recv-only and --send-only: nothing would move" -d --send-only 127.0.0.1 1
-  usage_err "fastcat: --recv-only and --send-only: nothing would move" --recv-only --send-only 127.0.0.1 1
+  usage_err "fastcat: -d (--recv-only) and --send-only: nothing would move" -d --send-only 127.0.0.1 1
+  usage_err "fastcat: -d (--recv-only) and --send-only: nothing would move" --recv-only --send-only 127.0.0.1 1
   usage_err "fastcat: --report=xml: must be human or json" --report=xml 127.0.0.1 1
 }
 

@@ -103,7 +103,7 @@ int main(void)
 	usage_case(ARGV("-w", "abc", "h", "1"),
 	           "-w abc: invalid time (seconds, e.g. 5, 0.5 or 500ms)");
 	usage_case(ARGV("-w", "0", "h", "1"), "-w 0: timeout must be greater than 0");
-	usage_case(ARGV("--frobnicate", "h", "1"), "--frobnicate: unknown option");
+	usage_case(ARGV("--frobnicate", "h", "1"), "--frobnicate: unknown option (or an ambiguous abbreviation)");
 	usage_case(ARGV("-Z", "h", "1"), "-Z: unknown option");
 	usage_case(ARGV("-B"), "-B: option requires an argument");
 	usage_case(ARGV("--read-size"), "--read-size: option requires an argument");
@@ -114,7 +114,7 @@ int main(void)
 	usage_case(ARGV("-k", "h", "1"), "-k: needs -l");
 	usage_case(ARGV("-4", "-6", "h", "1"), "-4 and -6: pick one");
 	usage_case(ARGV("-d", "--send-only", "h", "1"),
-	           "--recv-only and --send-only: nothing would move");
+	           "-d (--recv-only) and --send-only: nothing would move");
 	usage_case(ARGV("--report=xml", "h", "1"), "--report=xml: must be human or json");
 
 	v = ARGV("--bench");

@@ -1,0 +1,158 @@
+/* verify.c: the --verify wire format (doc/verify-protocol.md) and the verdict on a session. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fastcat.h"
+
+static const char hello[VERIFY_HELLO_BYTES] = "FASTCAT-VERIFY1\n";
+
+static void put_be32(unsigned char *p, uint32_t v)
+{
+	for (int i = 3; i >= 0; i--, v >>= 8)
+		p[i] = (unsigned char)v;
+}
+
+static void put_be64(unsigned char *p, uint64_t v)
+{
+	for (int i = 7; i >= 0; i--, v >>= 8)
+		p[i] = (unsigned char)v;
+}
+
+static uint64_t get_be(const unsigned char *p, int n)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < n; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+void verify_hello_put(unsigned char *out)
+{
+	memcpy(out, hello, VERIFY_HELLO_BYTES);
+}
+
+/* 1: the whole hello; 0: a proper prefix of it, wait for more; -1: something else. */
+int verify_hello(const unsigned char *buf, size_t len)
+{
+	size_t n = len < VERIFY_HELLO_BYTES ? len : VERIFY_HELLO_BYTES;
+
+	if (memcmp(buf, hello, n) != 0)
+		return -1;
+	return n == VERIFY_HELLO_BYTES ? 1 : 0;
+}
+
+/* Encode a frame's header (and an END's or VERDICT's count and digest). Returns its bytes. */
+size_t verify_encode(unsigned char *out, const struct frame *fr)
+{
+	out[0] = (unsigned char)fr->type;
+	out[1] = out[2] = out[3] = 0;
+	if (fr->type == FRAME_DATA) {
+		put_be32(out + 4, fr->len);
+		return FRAME_HEADER;
+	}
+	put_be32(out + 4, FRAME_TRAILER - FRAME_HEADER);
+	put_be64(out + FRAME_HEADER, fr->bytes);
+	put_be64(out + FRAME_HEADER + 8, fr->digest);
+	return FRAME_TRAILER;
+}
+
+/*
+ * Decode the frame header at buf. Returns the bytes it takes (a DATA
+ * header; an END or VERDICT whole), 0 when more bytes are needed, or -1
+ * when they cannot be a frame: an unknown type, reserved bytes not zero, an
+ * empty or oversized DATA frame, or an END/VERDICT of the wrong length.
+ */
+int verify_decode(const unsigned char *buf, size_t len, struct frame *out)
+{
+	uint32_t n;
+
+	if (len >= 1 && buf[0] != FRAME_DATA && buf[0] != FRAME_END && buf[0] != FRAME_VERDICT)
+		return -1;
+	for (size_t i = 1; i < 4 && i < len; i++)
+		if (buf[i] != 0)
+			return -1;
+	if (len < FRAME_HEADER)
+		return 0;
+	n = (uint32_t)get_be(buf + 4, 4);
+	memset(out, 0, sizeof *out);
+	out->type = (enum frame_type)buf[0];
+	if (out->type == FRAME_DATA) {
+		if (n == 0 || n > VERIFY_FRAME_MAX)
+			return -1;
+		out->len = n;
+		return FRAME_HEADER;
+	}
+	if (n != FRAME_TRAILER - FRAME_HEADER)
+		return -1;
+	if (len < FRAME_TRAILER)
+		return 0;
+	out->bytes = get_be(buf + FRAME_HEADER, 8);
+	out->digest = get_be(buf + FRAME_HEADER + 8, 8);
+	return FRAME_TRAILER;
+}
+
+static void verify_fail(struct session *s, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void verify_fail(struct session *s, int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(s->error, sizeof s->error, fmt, ap);
+	va_end(ap);
+	s->exit_status = status;
+}
+
+/*
+ * After the relay: did both directions arrive whole? The peer's END says
+ * what it sent (compared with what we delivered), its VERDICT what it
+ * delivered of ours. A failure the relay already reported stands, unless
+ * it is the peer going away before it ever said hello: that peer does not
+ * run --verify (or refused ours), which is the clearer message.
+ */
+void verify_conclude(struct session *s)
+{
+	struct verify *v = &s->verify;
+	uint64_t sent = s->sent.bytes, got = s->received.bytes;
+	uint64_t sent_digest = digest_final(&s->sent.digest);
+	uint64_t got_digest = digest_final(&s->received.digest);
+
+	if (!v->hello_seen && (s->exit_status == EXIT_OK || s->exit_status == EXIT_PEER)) {
+		verify_fail(s, EXIT_VERIFY,
+		            "--verify: the peer closed without the verify hello "
+		            "(is --verify given at both ends?)");
+		return;
+	}
+	if (s->exit_status != EXIT_OK)
+		return;
+	if (!v->end_seen) {
+		verify_fail(s, EXIT_PEER,
+		            "--verify: the peer's data ended early, without its end mark "
+		            "(%llu bytes received)",
+		            (unsigned long long)got);
+	} else if (v->peer_bytes != got || v->peer_digest != got_digest) {
+		verify_fail(s, EXIT_VERIFY,
+		            "--verify: received %llu bytes (xxh64 %016llx) but the peer sent %llu "
+		            "(xxh64 %016llx)",
+		            (unsigned long long)got, (unsigned long long)got_digest,
+		            (unsigned long long)v->peer_bytes, (unsigned long long)v->peer_digest);
+	} else if (!v->verdict_seen) {
+		verify_fail(s, EXIT_PEER,
+		            "--verify: the peer did not confirm the %llu bytes sent to it",
+		            (unsigned long long)sent);
+	} else if (v->confirmed_bytes != sent || v->confirmed_digest != sent_digest) {
+		verify_fail(s, EXIT_VERIFY,
+		            "--verify: sent %llu bytes (xxh64 %016llx) but the peer wrote %llu "
+		            "(xxh64 %016llx)",
+		            (unsigned long long)sent, (unsigned long long)sent_digest,
+		            (unsigned long long)v->confirmed_bytes,
+		            (unsigned long long)v->confirmed_digest);
+	} else {
+		v->verified = 1;
+	}
+}
