@@ -48,6 +48,25 @@ enum copy_method {
 #define BENCH_SIZES_MAX 16 /* entries in --bench-sizes */
 #define BENCH_TRIALS    5  /* timed trials per cell (after a warm-up); the median is shown */
 
+/* --allow/--deny: at most this many rules, together (no allocation). */
+#define ACL_MAX 64
+
+/* One --allow or --deny rule: an address prefix (acl.c). */
+struct acl_rule {
+	const char *text;       /* as typed, for messages */
+	int deny;               /* --deny; else --allow */
+	int family;             /* AF_INET or AF_INET6; ::ffff:a.b.c.d is kept as IPv4 */
+	unsigned bits;          /* the prefix length */
+	unsigned char addr[16]; /* the prefix, in network order, bits past it zero */
+};
+
+/* Who a TCP or UDP listener takes: the rules in the order given. */
+struct acl {
+	struct acl_rule rules[ACL_MAX];
+	size_t n;
+	int allow_listed; /* an --allow was given: only the peers one matches get in */
+};
+
 enum report_format {
 	REPORT_NONE,
 	REPORT_HUMAN,
@@ -302,6 +321,11 @@ struct bench_run {
 };
 
 struct addrinfo;
+
+/* acl.c */
+int acl_parse(const char *, struct acl_rule *);
+int acl_add(struct acl *, const char *, int);
+int acl_permits(const struct acl *, const struct sockaddr *, const struct acl_rule **);
 
 /* addr.c */
 int addr_resolve(const char *, const char *, int, int, int, struct addrinfo **, char *, size_t);
