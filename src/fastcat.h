@@ -97,6 +97,7 @@ struct config {
 	int dgram_eof;     /* a zero-length datagram marks EOF (--no-dgram-eof: 0) */
 	int checksum;      /* --checksum: XXH64 of each direction in the report */
 	int seq;           /* --seq: number datagrams, count losses (both ends) */
+	mode_t unix_mode;  /* --unix-mode: a Unix listener's socket file mode (default 0600) */
 	enum copy_mode copy;
 	enum report_format report;
 	/* --bench: measure this machine's pipes, memcpy and transports; no connection */

@@ -117,6 +117,20 @@ int main(void)
 	           "--recv-only and --send-only: nothing would move");
 	usage_case(ARGV("--report=xml", "h", "1"), "--report=xml: must be human or json");
 
+	v = ARGV("-lU", "/tmp/x.sock");
+	tap_ok(parse(v, &cfg, err) == 0 && cfg.unix_mode == 0600,
+	       "-lU: the socket file mode is 0600 by default");
+	v = ARGV("-lU", "--unix-mode", "0660", "/tmp/x.sock");
+	tap_ok(parse(v, &cfg, err) == 0 && cfg.unix_mode == 0660, "--unix-mode 0660 (got '%s')",
+	       err);
+	usage_case(ARGV("-lU", "--unix-mode", "1777", "/tmp/x"),
+	           "--unix-mode 1777: must be an octal mode from 0 to 777 (e.g. 660)");
+	usage_case(ARGV("-U", "--unix-mode", "600", "/tmp/x"), "--unix-mode: needs -l");
+	usage_case(ARGV("-l", "--unix-mode", "600", "0"),
+	           "--unix-mode: needs a Unix socket path (-U)");
+	usage_case(ARGV("-lU", "--unix-mode", "600", "@x"),
+	           "--unix-mode: @x is an abstract name, which has no file mode; use a path");
+
 	v = ARGV("--bench");
 	tap_ok(parse(v, &cfg, err) == 0 && cfg.bench && cfg.bench_ms == 60000 &&
 	           cfg.bench_links == (1u << BENCH_LINKS) - 1 && cfg.bench_nsizes == 7 &&
