@@ -97,6 +97,7 @@ struct config {
 	int dgram_eof;     /* a zero-length datagram marks EOF (--no-dgram-eof: 0) */
 	int checksum;      /* --checksum: XXH64 of each direction in the report */
 	int seq;           /* --seq: number datagrams, count losses (both ends) */
+	struct acl acl;    /* --allow/--deny: the peers a TCP or UDP listener takes */
 	mode_t unix_mode;  /* --unix-mode: a Unix listener's socket file mode (default 0600) */
 	enum copy_mode copy;
 	enum report_format report;
@@ -160,6 +161,7 @@ struct listener {
 	char local[112];
 	char created_path[112]; /* the Unix socket file this listener made, removed at close */
 	int served;             /* a connectionless listener had a peer already (-k) */
+	char refused[112];      /* the peer refused last, logged once for a run of refusals */
 };
 
 /* What one connection achieved; the relay fills it, the report prints it. */
@@ -399,6 +401,8 @@ void endpoint_close(struct endpoint *);
 /* listener.c */
 int listener_open(const struct config *, struct listener *, char *, size_t);
 void listener_stop_accepting(const struct config *, struct listener *);
+int listener_admits(const struct config *, struct listener *, const struct sockaddr *, socklen_t,
+                    const char *);
 void listener_forget_peer(struct listener *);
 void listener_close(struct listener *);
 

@@ -1,6 +1,6 @@
 /*
- * listener.c: the listening socket (IP or Unix), who may use it (the socket
- * file's mode), stale Unix socket files, and their removal.
+ * listener.c: the listening socket (IP or Unix), who may use it (--allow/--deny,
+ * the socket file's mode), stale Unix socket files, and their removal.
  */
 #include "config.h"
 
@@ -221,6 +221,32 @@ int listener_open(const struct config *cfg, struct listener *l, char *err, size_
 		return EXIT_RUNTIME;
 	addr_format_fd(l->fd, 0, l->local, sizeof l->local);
 	log_verbose("listening on %s", l->local);
+	return 0;
+}
+
+/*
+ * Whether --allow/--deny let a peer in; what says what it sent ("connection",
+ * "datagram"). A refused peer is logged with -v, with the rule that refused
+ * it, once for a run of refusals of the same address and port.
+ */
+int listener_admits(const struct config *cfg, struct listener *l, const struct sockaddr *sa,
+                    socklen_t len, const char *what)
+{
+	const struct acl_rule *why;
+	char peer[112];
+
+	if (acl_permits(&cfg->acl, sa, &why)) {
+		l->refused[0] = '\0';
+		return 1;
+	}
+	addr_format(sa, len, peer, sizeof peer);
+	if (strcmp(peer, l->refused) == 0)
+		return 0;
+	snprintf(l->refused, sizeof l->refused, "%s", peer);
+	if (why != NULL)
+		log_verbose("refused %s from %s (--deny %s)", what, peer, why->text);
+	else
+		log_verbose("refused %s from %s (no --allow matches it)", what, peer);
 	return 0;
 }
 

@@ -28,6 +28,8 @@ enum {
 	OPT_BENCH_TIME,
 	OPT_BENCH_TRANSPORTS,
 	OPT_BENCH_SIZES,
+	OPT_ALLOW,
+	OPT_DENY,
 	OPT_UNIX_MODE,
 };
 
@@ -61,6 +63,8 @@ static const struct option long_options[] = {
     {"bench-time", required_argument, NULL, OPT_BENCH_TIME},
     {"bench-transports", required_argument, NULL, OPT_BENCH_TRANSPORTS},
     {"bench-sizes", required_argument, NULL, OPT_BENCH_SIZES},
+    {"allow", required_argument, NULL, OPT_ALLOW},
+    {"deny", required_argument, NULL, OPT_DENY},
     {"unix-mode", required_argument, NULL, OPT_UNIX_MODE},
     {NULL, 0, NULL, 0},
 };
@@ -76,6 +80,7 @@ static const char usage_text[] =
     "  -4, -6                   IPv4 only, IPv6 only (default: both)\n"
     "  -n, --numeric            numeric addresses only, never ask DNS\n"
     "  -w, --timeout SECS       connect timeout, and idle timeout once connected\n"
+    "      --allow|--deny CIDR  with -l: accept only / refuse these peers\n"
     "      --unix-mode MODE     with -lU: socket file mode, octal (default 600)\n"
     "Transport:\n"
     "      --transport NAME     tcp (default), udp, unix, unix-dgram, unix-seqpacket\n"
@@ -215,6 +220,7 @@ static void config_defaults(struct config *cfg)
 struct seen {
 	int chunk, read_size, write_size, ipv4, ipv6, udp, unix, unix_mode;
 	const char *transport; /* --transport NAME */
+	char acl_label[32];    /* the first --allow or --deny, which needs a TCP or UDP listener */
 	char label[32];        /* the option being applied, as typed: "-B" or "--chunk-size" */
 	char size_label[64];   /* the last option that set the read size, with its value */
 	char bench_only[32];   /* the first --bench-* option, which needs --bench */
@@ -296,6 +302,32 @@ static int parse_bench_sizes(struct config *cfg, const char *label, const char *
 		cfg->bench_sizes[i] = (size_t)v;
 		cfg->bench_nsizes++;
 	} while (more);
+	return 0;
+}
+
+/* --allow/--deny CIDR: one more rule, after the ones before it. */
+static int parse_acl_option(struct config *cfg, struct seen *seen, int deny, const char *arg,
+                            char *err, size_t errlen)
+{
+	const char *label = seen->label;
+	int ipv6 = memchr(arg, ':', strcspn(arg, "/")) != NULL;
+
+	if (seen->acl_label[0] == '\0')
+		snprintf(seen->acl_label, sizeof seen->acl_label, "%s", label);
+	if (arg[0] == '\0')
+		return usage_error(err, errlen, "%s: empty address", label);
+	switch (acl_add(&cfg->acl, arg, deny)) {
+	case -1:
+		return usage_error(err, errlen,
+		                   "%s %s: not an IPv4 or IPv6 address (ADDRESS or ADDRESS/BITS)",
+		                   label, arg);
+	case -2:
+		return usage_error(err, errlen, "%s %s: prefix length must be 0 to %d", label, arg,
+		                   ipv6 ? 128 : 32);
+	case -3:
+		return usage_error(err, errlen, "%s %s: at most %d --allow and --deny rules", label,
+		                   arg, ACL_MAX);
+	}
 	return 0;
 }
 
@@ -432,6 +464,8 @@ static int apply_option(struct config *cfg, struct seen *seen, int c, const char
 		rc = parse_bench_links(cfg, seen->label, arg, err, errlen);
 		break;
 	case OPT_BENCH_SIZES: rc = parse_bench_sizes(cfg, seen->label, arg, err, errlen); break;
+	case OPT_ALLOW:
+	case OPT_DENY: rc = parse_acl_option(cfg, seen, c == OPT_DENY, arg, err, errlen); break;
 	case OPT_UNIX_MODE:
 		seen->unix_mode = 1;
 		rc = parse_unix_mode(cfg, seen->label, arg, err, errlen);
@@ -558,15 +592,25 @@ static int check_combinations(struct config *cfg, const struct seen *seen, char 
 }
 
 /*
- * --unix-mode is the mode of the file a Unix listener creates, so an abstract
- * @name, which has no file, cannot take it.
+ * --allow/--deny filter the peers of a TCP or UDP listener by address (a Unix
+ * peer has none); --unix-mode is the mode of the file a Unix listener creates,
+ * so an abstract @name, which has no file, cannot take it.
  */
 static int check_listener_options(const struct config *cfg, const struct seen *seen, char *err,
                                   size_t errlen)
 {
+	int is_unix = cfg->transport->family == AF_UNIX;
+
+	if (seen->acl_label[0] != '\0' && !cfg->listen)
+		return usage_error(err, errlen, "%s: needs -l", seen->acl_label);
+	if (seen->acl_label[0] != '\0' && is_unix)
+		return usage_error(err, errlen,
+		                   "%s: needs a tcp or udp listener (Unix peers have no address; "
+		                   "see --unix-mode)",
+		                   seen->acl_label);
 	if (seen->unix_mode && !cfg->listen)
 		return usage_error(err, errlen, "--unix-mode: needs -l");
-	if (seen->unix_mode && cfg->transport->family != AF_UNIX)
+	if (seen->unix_mode && !is_unix)
 		return usage_error(err, errlen, "--unix-mode: needs a Unix socket path (-U)");
 	if (seen->unix_mode && cfg->path[0] == '@')
 		return usage_error(err, errlen,
