@@ -220,6 +220,9 @@ struct flow {
 	size_t piped;            /* ... the bytes in it now */
 	int pipe_full;           /* ... took no more though bytes say room: its slots are used */
 	int copy_forced;         /* --copy=splice: a fallback is worth a warning */
+	/* a connectionless IP listener: datagrams from anyone but peer are dropped */
+	int only_peer;
+	struct sockaddr_storage peer;
 };
 
 /* What flow_init needs to know about a flow's role. */
@@ -336,6 +339,7 @@ int addr_unix(const char *, struct sockaddr_storage *, socklen_t *);
 int addr_unix_check(const char *, char *, size_t);
 void addr_format(const struct sockaddr *, socklen_t, char *, size_t);
 void addr_format_fd(int, int, char *, size_t);
+int addr_same_peer(const struct sockaddr *, const struct sockaddr *);
 
 /* bench.c */
 int bench_run(const struct config *);
