@@ -21,7 +21,8 @@ int batch_send(int fd, struct msghdr *msgs, unsigned n)
 
 /*
  * Receive up to n datagrams without waiting for more than the first; lens[i]
- * gets each one's size and msgs[i].msg_flags its flags (MSG_TRUNC).
+ * gets each one's size, msgs[i].msg_flags its flags (MSG_TRUNC) and msg_namelen
+ * the length of its sender's address.
  * Returns how many arrived, or -1 with errno.
  */
 int batch_recv(int fd, struct msghdr *msgs, unsigned n, size_t *lens)
@@ -37,6 +38,7 @@ int batch_recv(int fd, struct msghdr *msgs, unsigned n, size_t *lens)
 	got = recvmmsg(fd, mm, n, MSG_DONTWAIT, NULL);
 	for (int i = 0; i < got; i++) {
 		msgs[i].msg_flags = mm[i].msg_hdr.msg_flags;
+		msgs[i].msg_namelen = mm[i].msg_hdr.msg_namelen;
 		lens[i] = mm[i].msg_len;
 	}
 	return got;

@@ -210,32 +210,52 @@ int endpoint_connect(const struct config *cfg, struct endpoint *ep, char *err, s
 }
 
 /*
- * A connectionless listener has no accept(): it waits for the first datagram
- * (peeked, so the relay still reads it) and connects to its sender, which
- * makes the kernel drop datagrams from anyone else and sends replies there.
+ * Wait for a datagram and peek at its sender (the datagram stays queued).
+ * Returns its size, or -1 with the reason in err (also on SIGINT/SIGTERM).
  */
-static int accept_first_datagram(struct listener *l, struct endpoint *ep, char *err, size_t errlen)
+static ssize_t peek_sender(struct listener *l, struct sockaddr_storage *from, socklen_t *len,
+                           char *err, size_t errlen)
+{
+	char byte;
+	ssize_t n;
+
+	do {
+		if (signal_stop) {
+			snprintf(err, errlen, "interrupted by %s", signals_stop_name());
+			return -1;
+		}
+		*len = sizeof *from;
+		n = recvfrom(l->fd, &byte, 1, MSG_PEEK, (struct sockaddr *)from, len);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		snprintf(err, errlen, "receive on %s: %s", l->local, strerror(errno));
+	return n;
+}
+
+/*
+ * A connectionless listener has no accept(): it waits for the first datagram
+ * from a sender --allow/--deny let in (peeked, so the relay still reads it;
+ * the datagrams of refused senders are read and dropped) and connects to its
+ * sender, which makes the kernel drop datagrams from anyone else and sends
+ * replies there.
+ */
+static int accept_first_datagram(const struct config *cfg, struct listener *l, struct endpoint *ep,
+                                 char *err, size_t errlen)
 {
 	struct sockaddr_storage from;
 	socklen_t len;
 	char byte;
-	ssize_t n;
 
 	if (l->served)
 		listener_forget_peer(l);
 	l->served = 1;
 	sock_set_nonblock(l->fd, 0);
-	do {
-		if (signal_stop) {
-			snprintf(err, errlen, "interrupted by %s", signals_stop_name());
+	for (;;) {
+		if (peek_sender(l, &from, &len, err, errlen) < 0)
 			return EXIT_RUNTIME;
-		}
-		len = sizeof from;
-		n = recvfrom(l->fd, &byte, 1, MSG_PEEK, (struct sockaddr *)&from, &len);
-	} while (n < 0 && errno == EINTR);
-	if (n < 0) {
-		snprintf(err, errlen, "receive on %s: %s", l->local, strerror(errno));
-		return EXIT_RUNTIME;
+		if (listener_admits(cfg, l, (struct sockaddr *)&from, len, "datagram"))
+			break;
+		recv(l->fd, &byte, 1, 0); /* the rest of a refused datagram goes with it */
 	}
 	ep->fd = dup(l->fd);
 	if (ep->fd < 0) {
@@ -253,18 +273,43 @@ static int accept_first_datagram(struct listener *l, struct endpoint *ep, char *
 	return 0;
 }
 
-static int accept_connection(struct listener *l, struct endpoint *ep, char *err, size_t errlen)
+/*
+ * A refused TCP peer gets a reset, not a FIN: after an orderly close it
+ * could not tell the refusal from a listener that took its data and ended,
+ * and would exit 0.
+ */
+static void close_refused(int fd)
 {
-	do {
+	struct linger reset = {.l_onoff = 1, .l_linger = 0};
+
+	setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+	close(fd);
+}
+
+/* accept() the next connection that --allow/--deny let in; the others are reset at once. */
+static int accept_connection(const struct config *cfg, struct listener *l, struct endpoint *ep,
+                             char *err, size_t errlen)
+{
+	struct sockaddr_storage from;
+	socklen_t len;
+
+	for (;;) {
 		if (signal_stop) {
 			snprintf(err, errlen, "interrupted by %s", signals_stop_name());
 			return EXIT_RUNTIME;
 		}
-		ep->fd = accept(l->fd, NULL, NULL);
-	} while (ep->fd < 0 && (errno == EINTR || errno == ECONNABORTED));
-	if (ep->fd < 0) {
-		snprintf(err, errlen, "accept on %s: %s", l->local, strerror(errno));
-		return EXIT_RUNTIME;
+		len = sizeof from;
+		ep->fd = accept(l->fd, (struct sockaddr *)&from, &len);
+		if (ep->fd < 0 && (errno == EINTR || errno == ECONNABORTED))
+			continue;
+		if (ep->fd < 0) {
+			snprintf(err, errlen, "accept on %s: %s", l->local, strerror(errno));
+			return EXIT_RUNTIME;
+		}
+		if (listener_admits(cfg, l, (struct sockaddr *)&from, len, "connection"))
+			break;
+		close_refused(ep->fd);
+		ep->fd = -1;
 	}
 	addr_format_fd(ep->fd, 1, ep->peer, sizeof ep->peer);
 	return 0;
@@ -274,8 +319,8 @@ static int accept_connection(struct listener *l, struct endpoint *ep, char *err,
 int endpoint_accept(const struct config *cfg, struct listener *l, struct endpoint *ep, char *err,
                     size_t errlen)
 {
-	int rc = cfg->transport->connectionless ? accept_first_datagram(l, ep, err, errlen)
-	                                        : accept_connection(l, ep, err, errlen);
+	int rc = cfg->transport->connectionless ? accept_first_datagram(cfg, l, ep, err, errlen)
+	                                        : accept_connection(cfg, l, ep, err, errlen);
 
 	if (rc != 0)
 		return rc;

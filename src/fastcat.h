@@ -89,6 +89,25 @@ enum copy_method {
 #define BENCH_SIZES_MAX 16 /* entries in --bench-sizes */
 #define BENCH_TRIALS    5  /* timed trials per cell (after a warm-up); the median is shown */
 
+/* --allow/--deny: at most this many rules, together (no allocation). */
+#define ACL_MAX 64
+
+/* One --allow or --deny rule: an address prefix (acl.c). */
+struct acl_rule {
+	const char *text;       /* as typed, for messages */
+	int deny;               /* --deny; else --allow */
+	int family;             /* AF_INET or AF_INET6; ::ffff:a.b.c.d is kept as IPv4 */
+	unsigned bits;          /* the prefix length */
+	unsigned char addr[16]; /* the prefix, in network order, bits past it zero */
+};
+
+/* Who a TCP or UDP listener takes: the rules in the order given. */
+struct acl {
+	struct acl_rule rules[ACL_MAX];
+	size_t n;
+	int allow_listed; /* an --allow was given: only the peers one matches get in */
+};
+
 enum report_format {
 	REPORT_NONE,
 	REPORT_HUMAN,
@@ -120,6 +139,8 @@ struct config {
 	int checksum;      /* --checksum: XXH64 of each direction in the report */
 	int seq;           /* --seq: number datagrams, count losses (both ends) */
 	int verify;        /* --verify: frame the data, both ends confirm count and digest */
+	struct acl acl;    /* --allow/--deny: the peers a TCP or UDP listener takes */
+	mode_t unix_mode;  /* --unix-mode: a Unix listener's socket file mode (default 0600) */
 	enum copy_mode copy;
 	enum report_format report;
 	/* --bench: measure this machine's pipes, memcpy and transports; no connection */
@@ -182,6 +203,7 @@ struct listener {
 	char local[112];
 	char created_path[112]; /* the Unix socket file this listener made, removed at close */
 	int served;             /* a connectionless listener had a peer already (-k) */
+	char refused[112];      /* the peer refused last, logged once for a run of refusals */
 };
 
 /* What one connection achieved; the relay fills it, the report prints it. */
@@ -248,6 +270,9 @@ struct flow {
 	int verdict_queued;      /* --verify, sending: our VERDICT is in the buffer */
 	size_t header_left;      /* --verify, sending: header bytes of the frame at the head */
 	uint64_t frame_left;     /* --verify: payload bytes of the DATA frame at the head */
+	/* a connectionless IP listener: datagrams from anyone but peer are dropped */
+	int only_peer;
+	struct sockaddr_storage peer;
 };
 
 /* What flow_init needs to know about a flow's role. */
@@ -354,12 +379,18 @@ struct bench_run {
 
 struct addrinfo;
 
+/* acl.c */
+int acl_parse(const char *, struct acl_rule *);
+int acl_add(struct acl *, const char *, int);
+int acl_permits(const struct acl *, const struct sockaddr *, const struct acl_rule **);
+
 /* addr.c */
 int addr_resolve(const char *, const char *, int, int, int, struct addrinfo **, char *, size_t);
 int addr_unix(const char *, struct sockaddr_storage *, socklen_t *);
 int addr_unix_check(const char *, char *, size_t);
 void addr_format(const struct sockaddr *, socklen_t, char *, size_t);
 void addr_format_fd(int, int, char *, size_t);
+int addr_same_peer(const struct sockaddr *, const struct sockaddr *);
 
 /* bench.c */
 int bench_run(const struct config *);
@@ -433,6 +464,8 @@ void endpoint_close(struct endpoint *);
 /* listener.c */
 int listener_open(const struct config *, struct listener *, char *, size_t);
 void listener_stop_accepting(const struct config *, struct listener *);
+int listener_admits(const struct config *, struct listener *, const struct sockaddr *, socklen_t,
+                    const char *);
 void listener_forget_peer(struct listener *);
 void listener_close(struct listener *);
 

@@ -130,6 +130,23 @@ static int flow_sniff(struct flow *f)
 }
 
 /*
+ * A connectionless listener locks onto its peer with connect(), but the
+ * kernel keeps the datagrams that others sent before that, and the relay
+ * would read them: they are dropped here (and named with -v), so that nothing
+ * from a refused (--deny) or second sender reaches stdout.
+ */
+static int flow_from_peer(const struct flow *f, const struct sockaddr_storage *from, socklen_t len)
+{
+	char who[112];
+
+	if (addr_same_peer((const struct sockaddr *)from, (const struct sockaddr *)&f->peer))
+		return 1;
+	addr_format((const struct sockaddr *)from, len, who, sizeof who);
+	log_verbose("dropped a datagram from %s: not the peer", who);
+	return 0;
+}
+
+/*
  * A datagram source is read with recvmsg() so a datagram cut by the buffer is
  * seen; with --seq the header lands apart from the data and is counted.
  * Returns the payload bytes, 0 for a zero-length datagram or EOF, -1, or -2.
@@ -138,6 +155,7 @@ static ssize_t flow_recv(struct flow *f, size_t want)
 {
 	unsigned char header[SEQ_HEADER];
 	struct iovec iov[2] = {{header, SEQ_HEADER}, {iobuf_tail(&f->buf), want}};
+	struct sockaddr_storage from;
 	struct msghdr msg;
 	ssize_t n;
 
@@ -148,7 +166,13 @@ static ssize_t flow_recv(struct flow *f, size_t want)
 	memset(&msg, 0, sizeof msg);
 	msg.msg_iov = iov + !f->seq;
 	msg.msg_iovlen = (size_t)(1 + f->seq);
+	if (f->only_peer) {
+		msg.msg_name = &from;
+		msg.msg_namelen = sizeof from;
+	}
 	n = recvmsg(f->src, &msg, 0);
+	if (n >= 0 && f->only_peer && !flow_from_peer(f, &from, msg.msg_namelen))
+		return -2;
 	return n < 0 ? n : flow_account(f, n, msg.msg_flags, header);
 }
 
@@ -162,6 +186,7 @@ static ssize_t flow_recv(struct flow *f, size_t want)
 static ssize_t flow_recv_batch(struct flow *f)
 {
 	unsigned char headers[BATCH_MAX][SEQ_HEADER];
+	struct sockaddr_storage from[BATCH_MAX];
 	struct iovec iov[BATCH_MAX][2];
 	struct msghdr msgs[BATCH_MAX];
 	size_t lens[BATCH_MAX], slot = f->recv_slot, produced = 0;
@@ -176,12 +201,20 @@ static ssize_t flow_recv_batch(struct flow *f)
 		iov[i][1] = (struct iovec){base + i * slot, slot};
 		msgs[i].msg_iov = iov[i] + !f->seq;
 		msgs[i].msg_iovlen = (size_t)(1 + f->seq);
+		if (f->only_peer) {
+			msgs[i].msg_name = &from[i];
+			msgs[i].msg_namelen = sizeof from[i];
+		}
 	}
 	got = batch_recv(f->src, msgs, n, lens);
 	if (got < 0)
 		return -1;
 	for (int i = 0; i < got && !f->src_eof; i++) {
-		ssize_t len = flow_account(f, (ssize_t)lens[i], msgs[i].msg_flags, headers[i]);
+		ssize_t len;
+
+		if (f->only_peer && !flow_from_peer(f, &from[i], msgs[i].msg_namelen))
+			continue;
+		len = flow_account(f, (ssize_t)lens[i], msgs[i].msg_flags, headers[i]);
 		if (len > 0) {
 			if (produced != (size_t)i * slot) /* full slots are already in place */
 				memmove(base + produced, base + (size_t)i * slot, (size_t)len);
@@ -748,6 +781,19 @@ static size_t flow_capacity(const struct flow *f)
 	return cap;
 }
 
+/*
+ * The datagrams a connectionless IP listener's flow may take come from the
+ * peer it connected to (flow_from_peer). A Unix sender may have no address
+ * to tell it by, so Unix datagrams are not checked.
+ */
+static void flow_lock_peer(struct flow *f)
+{
+	socklen_t len = sizeof f->peer;
+
+	f->only_peer = getpeername(f->src, (struct sockaddr *)&f->peer, &len) == 0 &&
+	               (f->peer.ss_family == AF_INET || f->peer.ss_family == AF_INET6);
+}
+
 /* Set a flow up from its role and the transport. 0, or -1 when memory runs out. */
 int flow_init(struct flow *f, const struct flow_setup *setup, struct flow_stats *stats)
 {
@@ -781,6 +827,8 @@ int flow_init(struct flow *f, const struct flow_setup *setup, struct flow_stats 
 			f->read_size = t->receive_buffer;
 		f->ignore_empty = t->connectionless && !cfg->dgram_eof;
 		f->soft_refusal = t->connectionless;
+		if (t->connectionless && cfg->listen)
+			flow_lock_peer(f);
 		f->seq = cfg->seq;
 		f->recv_slot = cfg->dgram_size;
 		seqtrack_init(&stats->seq);

@@ -1,4 +1,7 @@
-/* listener.c: the listening socket (IP or Unix), stale Unix socket files, and their removal. */
+/*
+ * listener.c: the listening socket (IP or Unix), who may use it (--allow/--deny,
+ * the socket file's mode), stale Unix socket files, and their removal.
+ */
 #include "config.h"
 
 #include <errno.h>
@@ -14,20 +17,60 @@
 
 #define LISTEN_BACKLOG 16
 
+static void bind_error(const struct sockaddr *sa, socklen_t len, char *err, size_t errlen)
+{
+	char where[112];
+	int why = errno;
+
+	addr_format(sa, len, where, sizeof where);
+	snprintf(err, errlen, "bind %s: %s", where, strerror(why));
+}
+
+/*
+ * Bind a Unix socket path so that its file is never more open than
+ * --unix-mode (0600 by default): bind() creates it with 0777 less the umask,
+ * so a umask that takes away what the mode does not give is set around the
+ * call; chmod() then sets the mode exactly (a umask cannot add bits, and some
+ * systems ignore it for sockets), still before listen(). A file whose mode
+ * cannot be set is removed.
+ */
+static int bind_socket_file(const struct config *cfg, int fd, const struct sockaddr *sa,
+                            socklen_t len, char *err, size_t errlen)
+{
+	mode_t saved = umask(0777 & ~cfg->unix_mode);
+	int rc = bind(fd, sa, len);
+
+	umask(saved); /* cannot fail, and leaves errno alone */
+	if (rc != 0) {
+		bind_error(sa, len, err, errlen);
+		return -1;
+	}
+	if (chmod(cfg->path, cfg->unix_mode) != 0) {
+		snprintf(err, errlen, "chmod %s %03o: %s", cfg->path, (unsigned)cfg->unix_mode,
+		         strerror(errno));
+		unlink(cfg->path);
+		return -1;
+	}
+	return 0;
+}
+
 /* Bind, and listen unless the transport is connectionless. */
 static int bind_listen(const struct config *cfg, int fd, const struct sockaddr *sa, socklen_t len,
                        char *err, size_t errlen)
 {
-	char where[112];
-	int on = 1;
+	int on = 1, rc;
 
 	if (sa->sa_family != AF_UNIX)
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
-	if (bind(fd, sa, len) == 0 &&
-	    (cfg->transport->connectionless || listen(fd, LISTEN_BACKLOG) == 0))
+	if (sa->sa_family == AF_UNIX && cfg->path[0] != '@')
+		rc = bind_socket_file(cfg, fd, sa, len, err, errlen); /* says why itself */
+	else if ((rc = bind(fd, sa, len)) != 0)
+		bind_error(sa, len, err, errlen);
+	if (rc != 0)
+		return -1;
+	if (cfg->transport->connectionless || listen(fd, LISTEN_BACKLOG) == 0)
 		return 0;
-	addr_format(sa, len, where, sizeof where);
-	snprintf(err, errlen, "bind %s: %s", where, strerror(errno));
+	bind_error(sa, len, err, errlen);
 	return -1;
 }
 
@@ -178,6 +221,32 @@ int listener_open(const struct config *cfg, struct listener *l, char *err, size_
 		return EXIT_RUNTIME;
 	addr_format_fd(l->fd, 0, l->local, sizeof l->local);
 	log_verbose("listening on %s", l->local);
+	return 0;
+}
+
+/*
+ * Whether --allow/--deny let a peer in; what says what it sent ("connection",
+ * "datagram"). A refused peer is logged with -v, with the rule that refused
+ * it, once for a run of refusals of the same address and port.
+ */
+int listener_admits(const struct config *cfg, struct listener *l, const struct sockaddr *sa,
+                    socklen_t len, const char *what)
+{
+	const struct acl_rule *why;
+	char peer[112];
+
+	if (acl_permits(&cfg->acl, sa, &why)) {
+		l->refused[0] = '\0';
+		return 1;
+	}
+	addr_format(sa, len, peer, sizeof peer);
+	if (strcmp(peer, l->refused) == 0)
+		return 0;
+	snprintf(l->refused, sizeof l->refused, "%s", peer);
+	if (why != NULL)
+		log_verbose("refused %s from %s (--deny %s)", what, peer, why->text);
+	else
+		log_verbose("refused %s from %s (no --allow matches it)", what, peer);
 	return 0;
 }
 

@@ -29,6 +29,9 @@ enum {
 	OPT_BENCH_TIME,
 	OPT_BENCH_TRANSPORTS,
 	OPT_BENCH_SIZES,
+	OPT_ALLOW,
+	OPT_DENY,
+	OPT_UNIX_MODE,
 };
 
 static const char short_options[] = ":lk46nvhVB:O:I:w:Nq:duU";
@@ -62,6 +65,9 @@ static const struct option long_options[] = {
     {"bench-time", required_argument, NULL, OPT_BENCH_TIME},
     {"bench-transports", required_argument, NULL, OPT_BENCH_TRANSPORTS},
     {"bench-sizes", required_argument, NULL, OPT_BENCH_SIZES},
+    {"allow", required_argument, NULL, OPT_ALLOW},
+    {"deny", required_argument, NULL, OPT_DENY},
+    {"unix-mode", required_argument, NULL, OPT_UNIX_MODE},
     {NULL, 0, NULL, 0},
 };
 
@@ -76,6 +82,8 @@ static const char usage_text[] =
     "  -4, -6                   IPv4 only, IPv6 only (default: both)\n"
     "  -n, --numeric            numeric addresses only, never ask DNS\n"
     "  -w, --timeout SECS       connect timeout, and idle timeout once connected\n"
+    "      --allow|--deny CIDR  with -l: accept only / refuse these peers\n"
+    "      --unix-mode MODE     with -lU: socket file mode, octal (default 600)\n"
     "Transport:\n"
     "      --transport NAME     tcp (default), udp, unix, unix-dgram, unix-seqpacket\n"
     "  -u, -U                   udp; unix (with -u: unix-dgram)\n"
@@ -233,6 +241,7 @@ static void config_defaults(struct config *cfg)
 	cfg->write_size = CHUNK_DEFAULT;
 	cfg->timeout_ms = -1;
 	cfg->quit_after_eof_ms = -1;
+	cfg->unix_mode = 0600;
 	cfg->exit_on_peer_eof = -1; /* decided after parsing */
 	cfg->report = REPORT_NONE;
 	cfg->bench_ms = 60 * 1000;
@@ -245,8 +254,9 @@ static void config_defaults(struct config *cfg)
 struct seen {
 	int read_size, write_size; /* --read-size, --write-size: each overrides -B */
 	int read_set, write_set;   /* the read or write size was given, by any of the three */
-	int ipv4, ipv6, udp, unix_socket;
+	int ipv4, ipv6, udp, unix_socket, unix_mode;
 	const char *transport; /* --transport NAME */
+	char acl_label[32];    /* the first --allow or --deny, which needs a TCP or UDP listener */
 	char label[32];        /* the option being applied, as typed: "-B" or "--chunk-size" */
 	char size_label[64];   /* the last option that set the read size, with its value */
 	char bench_only[32];   /* the first --bench-* option, which needs --bench */
@@ -328,6 +338,52 @@ static int parse_bench_sizes(struct config *cfg, const char *label, const char *
 		cfg->bench_sizes[i] = (size_t)v;
 		cfg->bench_nsizes++;
 	} while (more);
+	return 0;
+}
+
+/* --allow/--deny CIDR: one more rule, after the ones before it. */
+static int parse_acl_option(struct config *cfg, struct seen *seen, int deny, const char *arg,
+                            char *err, size_t errlen)
+{
+	const char *label = seen->label;
+	int ipv6 = memchr(arg, ':', strcspn(arg, "/")) != NULL;
+
+	if (seen->acl_label[0] == '\0')
+		snprintf(seen->acl_label, sizeof seen->acl_label, "%s", label);
+	if (arg[0] == '\0')
+		return usage_error(err, errlen, "%s: empty address", label);
+	switch (acl_add(&cfg->acl, arg, deny)) {
+	case -1:
+		return usage_error(err, errlen,
+		                   "%s %s: not an IPv4 or IPv6 address (ADDRESS or ADDRESS/BITS)",
+		                   label, arg);
+	case -2:
+		return usage_error(err, errlen, "%s %s: prefix length must be 0 to %d", label, arg,
+		                   ipv6 ? 128 : 32);
+	case -3:
+		return usage_error(err, errlen, "%s %s: at most %d --allow and --deny rules", label,
+		                   arg, ACL_MAX);
+	}
+	return 0;
+}
+
+/* --unix-mode MODE: octal digits only, at most 777 (no set-id or sticky bit on a socket). */
+static int parse_unix_mode(struct config *cfg, const char *label, const char *arg, char *err,
+                           size_t errlen)
+{
+	size_t n = strlen(arg);
+	unsigned long v = 0;
+	int octal = n > 0 && strspn(arg, "01234567") == n;
+
+	if (n == 0)
+		return usage_error(err, errlen, "%s: empty mode (octal, e.g. 660)", label);
+	for (const char *p = arg; octal && *p != '\0' && v <= 0777; p++)
+		v = v * 8 + (unsigned long)(*p - '0');
+	if (!octal || v > 0777)
+		return usage_error(err, errlen,
+		                   "%s %s: must be an octal mode from 0 to 777 (e.g. 660)", label,
+		                   arg);
+	cfg->unix_mode = (mode_t)v;
 	return 0;
 }
 
@@ -446,6 +502,12 @@ static int apply_option(struct config *cfg, struct seen *seen, int c, const char
 		rc = parse_bench_links(cfg, seen->label, arg, err, errlen);
 		break;
 	case OPT_BENCH_SIZES: rc = parse_bench_sizes(cfg, seen->label, arg, err, errlen); break;
+	case OPT_ALLOW:
+	case OPT_DENY: rc = parse_acl_option(cfg, seen, c == OPT_DENY, arg, err, errlen); break;
+	case OPT_UNIX_MODE:
+		seen->unix_mode = 1;
+		rc = parse_unix_mode(cfg, seen->label, arg, err, errlen);
+		break;
 	}
 	if (rc == 0)
 		note_bench(seen, c);
@@ -582,6 +644,35 @@ static int check_combinations(struct config *cfg, const struct seen *seen, char 
 }
 
 /*
+ * --allow/--deny filter the peers of a TCP or UDP listener by address (a Unix
+ * peer has none); --unix-mode is the mode of the file a Unix listener creates,
+ * so an abstract @name, which has no file, cannot take it.
+ */
+static int check_listener_options(const struct config *cfg, const struct seen *seen, char *err,
+                                  size_t errlen)
+{
+	int is_unix = cfg->transport->family == AF_UNIX;
+
+	if (seen->acl_label[0] != '\0' && !cfg->listen)
+		return usage_error(err, errlen, "%s: needs -l", seen->acl_label);
+	if (seen->acl_label[0] != '\0' && is_unix)
+		return usage_error(err, errlen,
+		                   "%s: needs a tcp or udp listener (Unix peers have no address; "
+		                   "see --unix-mode)",
+		                   seen->acl_label);
+	if (seen->unix_mode && !cfg->listen)
+		return usage_error(err, errlen, "--unix-mode: needs -l");
+	if (seen->unix_mode && !is_unix)
+		return usage_error(err, errlen, "--unix-mode: needs a Unix socket path (-U)");
+	if (seen->unix_mode && cfg->path[0] == '@')
+		return usage_error(err, errlen,
+		                   "--unix-mode: %s is an abstract name, which has no file mode; "
+		                   "use a path",
+		                   cfg->path);
+	return 0;
+}
+
+/*
  * Datagram transports get a default that fits one datagram, and an explicit
  * size that no datagram of the protocol can carry is refused here rather than
  * failing with EMSGSIZE at the first send.
@@ -648,6 +739,8 @@ int options_parse(int argc, char **argv, struct config *cfg, char *err, size_t e
 		rc = parse_operands(cfg, argc - optind, argv + optind, err, errlen);
 	if (rc == 0)
 		rc = check_combinations(cfg, &seen, err, errlen);
+	if (rc == 0 && !cfg->bench)
+		rc = check_listener_options(cfg, &seen, err, errlen);
 	if (rc == 0 && !cfg->bench)
 		rc = fit_datagrams(cfg, &seen, err, errlen);
 	return rc;

@@ -117,6 +117,36 @@ int main(void)
 	           "-d (--recv-only) and --send-only: nothing would move");
 	usage_case(ARGV("--report=xml", "h", "1"), "--report=xml: must be human or json");
 
+	v = ARGV("-l", "--allow", "10.0.0.0/8", "--deny", "10.1.0.0/16", "--allow", "::1", "0");
+	tap_ok(parse(v, &cfg, err) == 0 && cfg.acl.n == 3 && cfg.acl.allow_listed &&
+	           !cfg.acl.rules[0].deny && cfg.acl.rules[1].deny &&
+	           cfg.acl.rules[2].family == AF_INET6,
+	       "--allow/--deny: the rules in the order given");
+	usage_case(ARGV("-l", "--allow", "10.0.0.0/33", "0"),
+	           "--allow 10.0.0.0/33: prefix length must be 0 to 32");
+	usage_case(ARGV("-l", "--deny", "::1/129", "0"),
+	           "--deny ::1/129: prefix length must be 0 to 128");
+	usage_case(ARGV("-l", "--deny", "1.2.3", "0"),
+	           "--deny 1.2.3: not an IPv4 or IPv6 address (ADDRESS or ADDRESS/BITS)");
+	usage_case(ARGV("-l", "--allow", "", "0"), "--allow: empty address");
+	usage_case(ARGV("--allow", "::1", "h", "1"), "--allow: needs -l");
+	usage_case(
+	    ARGV("-lU", "--deny", "::1", "/tmp/x"),
+	    "--deny: needs a tcp or udp listener (Unix peers have no address; see --unix-mode)");
+	v = ARGV("-lU", "/tmp/x.sock");
+	tap_ok(parse(v, &cfg, err) == 0 && cfg.unix_mode == 0600 && cfg.acl.n == 0,
+	       "-lU: the socket file mode is 0600 by default");
+	v = ARGV("-lU", "--unix-mode", "0660", "/tmp/x.sock");
+	tap_ok(parse(v, &cfg, err) == 0 && cfg.unix_mode == 0660, "--unix-mode 0660 (got '%s')",
+	       err);
+	usage_case(ARGV("-lU", "--unix-mode", "1777", "/tmp/x"),
+	           "--unix-mode 1777: must be an octal mode from 0 to 777 (e.g. 660)");
+	usage_case(ARGV("-U", "--unix-mode", "600", "/tmp/x"), "--unix-mode: needs -l");
+	usage_case(ARGV("-l", "--unix-mode", "600", "0"),
+	           "--unix-mode: needs a Unix socket path (-U)");
+	usage_case(ARGV("-lU", "--unix-mode", "600", "@x"),
+	           "--unix-mode: @x is an abstract name, which has no file mode; use a path");
+
 	v = ARGV("--bench");
 	tap_ok(parse(v, &cfg, err) == 0 && cfg.bench && cfg.bench_ms == 60000 &&
 	           cfg.bench_links == (1u << BENCH_LINKS) - 1 && cfg.bench_nsizes == 7 &&
