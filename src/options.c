@@ -127,7 +127,8 @@ static const char usage_text[] =
     "  -h, --help, -V, --version\n"
     "\n"
     "SIZE takes k/K/KiB, m/M/MiB, g/G/GiB suffixes (powers of 1024).\n"
-    "Exit status: 0 all data moved, 1 network or I/O failure, 2 usage error.\n";
+    "Exit status: 0 all data moved, 1 other failure, 2 usage, 3 could not connect,\n"
+    "4 timeout, 5 peer reset or closed early, 6 --verify mismatch, 7 stdout write.\n";
 
 void options_usage(void)
 {
