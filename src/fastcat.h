@@ -143,6 +143,9 @@ struct config {
 	mode_t unix_mode;  /* --unix-mode: a Unix listener's socket file mode (default 0600) */
 	enum copy_mode copy;
 	enum report_format report;
+	int progress;     /* --progress: a live line on stderr, when it is a terminal */
+	long interval_ms; /* --interval: one plain progress line per interval, 0 = none */
+	uint64_t size;    /* --size: bytes expected (stdin's, or with -d the peer's), 0 = unknown */
 	/* --bench: measure this machine's pipes, memcpy and transports; no connection */
 	int bench;
 	long bench_ms;                       /* --bench-time: the whole run, milliseconds */
@@ -216,6 +219,25 @@ struct session {
 	struct verify verify;       /* --verify: what the peer said */
 	int exit_status;
 	char error[256]; /* the one-line reason, empty on success */
+};
+
+/* Byte counts at one moment, for the rate since then. */
+struct progress_mark {
+	double at; /* monotonic seconds */
+	uint64_t sent, received;
+};
+
+/* --progress and --interval: what is on screen and when to draw next (progress.c). */
+struct progress {
+	const struct session *s;
+	uint64_t total;     /* bytes expected in the counted direction, 0 = unknown */
+	int count_received; /* the percentage counts received bytes (-d), else sent */
+	int live;           /* --progress and stderr is a terminal */
+	int columns;        /* the terminal's width, 0 = unknown */
+	int shown;          /* columns of the live line on screen now, 0 = none */
+	double next_live;   /* monotonic seconds of the next redraw, 0 = none */
+	double next_plain;  /* ... of the next --interval line, 0 = none */
+	struct progress_mark live_mark, plain_mark; /* the previous line of each kind */
 };
 
 /* Fixed-size buffer: data lives in [head, tail); never moved, reset when empty. */
@@ -499,6 +521,12 @@ _Noreturn void log_fatal(int, const char *, ...) __attribute__((format(printf, 2
 /* options.c */
 int options_parse(int, char **, struct config *, char *, size_t);
 void options_usage(void);
+
+/* progress.c */
+void progress_start(struct progress *, const struct session *, int);
+double progress_due(const struct progress *);
+void progress_tick(struct progress *, double);
+void progress_clear(struct progress *);
 
 /* relay.c */
 void relay_run(struct session *, int, int);

@@ -32,6 +32,9 @@ enum {
 	OPT_ALLOW,
 	OPT_DENY,
 	OPT_UNIX_MODE,
+	OPT_PROGRESS,
+	OPT_INTERVAL,
+	OPT_SIZE,
 };
 
 static const char short_options[] = ":lk46nvhVB:O:I:w:Nq:duU";
@@ -68,6 +71,9 @@ static const struct option long_options[] = {
     {"allow", required_argument, NULL, OPT_ALLOW},
     {"deny", required_argument, NULL, OPT_DENY},
     {"unix-mode", required_argument, NULL, OPT_UNIX_MODE},
+    {"progress", no_argument, NULL, OPT_PROGRESS},
+    {"interval", required_argument, NULL, OPT_INTERVAL},
+    {"size", required_argument, NULL, OPT_SIZE},
     {NULL, 0, NULL, 0},
 };
 
@@ -118,6 +124,9 @@ static const char usage_text[] =
     "      --checksum           XXH64 of the bytes sent and received, in the report\n"
     "      --verify             both ends confirm byte count and XXH64 (fastcat at\n"
     "                           both ends; exit 6 on a mismatch)\n"
+    "      --progress           a live progress line on stderr, if it is a terminal\n"
+    "      --interval SECS      a plain progress line every SECS, terminal or not\n"
+    "      --size SIZE          bytes expected, for % and ETA (default: stdin's file)\n"
     "Benchmark (no host or port):\n"
     "      --bench              built-in benchmark: MB/s and latency on this machine\n"
     "      --bench-time SECS    the whole run, 1 to 3600 (default 60)\n"
@@ -509,6 +518,19 @@ static int apply_option(struct config *cfg, struct seen *seen, int c, const char
 		seen->unix_mode = 1;
 		rc = parse_unix_mode(cfg, seen->label, arg, err, errlen);
 		break;
+	case OPT_PROGRESS: cfg->progress = 1; break;
+	case OPT_INTERVAL:
+		rc = parse_time_option(seen->label, arg, 1, &cfg->interval_ms, err, errlen);
+		if (rc == 0 && cfg->interval_ms == 0)
+			rc = usage_error(err, errlen, "%s %s: must be greater than 0", seen->label,
+			                 arg);
+		break;
+	case OPT_SIZE:
+		rc = parse_size_option(seen->label, arg, 1, UINT64_MAX, "size", "at least 1 byte",
+		                       &v, err, errlen);
+		if (rc == 0)
+			cfg->size = v;
+		break;
 	}
 	if (rc == 0)
 		note_bench(seen, c);
@@ -602,6 +624,8 @@ static int check_combinations(struct config *cfg, const struct seen *seen, char 
 		return usage_error(err, errlen, "-k: needs -l");
 	if (seen->ipv4 && seen->ipv6)
 		return usage_error(err, errlen, "-4 and -6: pick one");
+	if (cfg->size != 0 && !cfg->progress && cfg->interval_ms == 0)
+		return usage_error(err, errlen, "--size: needs --progress or --interval");
 	if (cfg->recv_only && cfg->send_only)
 		return usage_error(err, errlen,
 		                   "-d (--recv-only) and --send-only: nothing would move");

@@ -15,9 +15,10 @@
 struct relay {
 	struct session *s;
 	struct flow flows[2];
-	double last_activity; /* for the -w idle timeout */
-	double quit_at;       /* -q deadline once stdin is done, 0 = none */
-	int saved_flags[2];   /* stdin/stdout file status flags to restore */
+	double last_activity;     /* for the -w idle timeout */
+	double quit_at;           /* -q deadline once stdin is done, 0 = none */
+	int saved_flags[2];       /* stdin/stdout file status flags to restore */
+	struct progress progress; /* --progress, --interval */
 };
 
 static void relay_fail(struct relay *r, int status, const char *fmt, ...)
@@ -74,16 +75,19 @@ static void relay_flow_failed(struct relay *r, const struct flow *f)
 		relay_fail(r, EXIT_WRITE, "write stdout: %s", why);
 }
 
-/* Milliseconds poll() may sleep: until the -w idle limit or the -q deadline. */
+/* Milliseconds poll() may sleep: until the -w idle limit, the -q deadline or the next progress
+ * line. */
 static int relay_poll_timeout(const struct relay *r, double now)
 {
-	double until = -1;
+	double until = -1, drawing = progress_due(&r->progress);
 	long idle_ms = r->s->cfg->timeout_ms;
 
 	if (idle_ms >= 0)
 		until = r->last_activity + (double)idle_ms / 1000;
 	if (r->quit_at > 0 && (until < 0 || r->quit_at < until))
 		until = r->quit_at;
+	if (drawing > 0 && (until < 0 || drawing < until))
+		until = drawing;
 	if (until < 0)
 		return -1;
 	if (until <= now)
@@ -102,6 +106,7 @@ static int relay_done(struct relay *r, double now)
 	if (cfg->exit_on_peer_eof && recv->enabled && !recv->running)
 		return 1; /* the peer is done and the user asked not to wait for stdin */
 	if (r->quit_at > 0 && now >= r->quit_at) {
+		progress_clear(&r->progress);
 		log_verbose("-q: the peer did not finish in time after stdin EOF; exiting");
 		return 1;
 	}
@@ -158,6 +163,7 @@ static int relay_setup(struct relay *r, struct session *s, int in_fd, int out_fd
 	r->flows[FLOW_SEND].src_eof = cfg->recv_only;
 	s->receive_buffer = r->flows[FLOW_RECEIVE].read_size;
 	r->last_activity = report_now();
+	progress_start(&r->progress, s, in_fd);
 	stdio_nonblock(r, in_fd, out_fd);
 	return 0;
 }
@@ -222,6 +228,7 @@ void relay_run(struct session *s, int in_fd, int out_fd)
 			}
 			if (signal_report) {
 				signal_report = 0;
+				progress_clear(&r.progress);
 				report_print(s, 0);
 			}
 			busy = relay_pump_all(&r);
@@ -231,6 +238,7 @@ void relay_run(struct session *s, int in_fd, int out_fd)
 			relay_note_progress(&r, now);
 			if (relay_done(&r, now))
 				break;
+			progress_tick(&r.progress, now);
 			nsend = flow_poll_events(&r.flows[FLOW_SEND], pfd);
 			n = nsend + flow_poll_events(&r.flows[FLOW_RECEIVE], pfd + nsend);
 			if (n == 0)
@@ -243,6 +251,8 @@ void relay_run(struct session *s, int in_fd, int out_fd)
 			flow_poll_result(&r.flows[FLOW_SEND], pfd, nsend);
 			flow_poll_result(&r.flows[FLOW_RECEIVE], pfd + nsend, n - nsend);
 		}
+		/* the report or the error line comes next, on a line of its own */
+		progress_clear(&r.progress);
 		stdio_restore(&r, in_fd, out_fd);
 	}
 	for (int i = 0; i < 2; i++)

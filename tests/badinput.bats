@@ -233,6 +233,18 @@ $report"
 -q ' 5' 127.0.0.1 1                      | 2 | -q  5: invalid time
 -q '5 ' 127.0.0.1 1                      | 2 | -q 5 : invalid time
 -q 2147483.999 127.0.0.1 1               | 2 | -q 2147483.999: time too large
+# ---- --interval (> 0), --size (at least 1 byte; needs --progress or --interval)
+--interval 0 127.0.0.1 1                 | 2 | --interval 0: must be greater than 0
+--interval -1 127.0.0.1 1                | 2 | --interval -1: invalid time
+--interval 5q 127.0.0.1 1                | 2 | --interval 5q: invalid time
+--interval '' 127.0.0.1 1                | 2 | --interval : invalid time
+--interval 18446744073709551616 127.0.0.1 1 | 2 | --interval 18446744073709551616: time too large
+--progress --size 0 127.0.0.1 1          | 2 | --size 0: size must be at least 1 byte
+--progress --size -1 127.0.0.1 1         | 2 | --size -1: invalid size
+--progress --size 5kk 127.0.0.1 1        | 2 | --size 5kk: invalid size
+--progress --size '' 127.0.0.1 1         | 2 | --size : invalid size
+--progress --size 18446744073709551616 127.0.0.1 1 | 2 | --size 18446744073709551616: size too large
+--size 1M 127.0.0.1 1                    | 2 | --size: needs --progress or --interval
 # ---- names and modes: --transport, --copy, --report
 --transport '' 127.0.0.1 1               | 2 | --transport : unknown transport
 --transport foo 127.0.0.1 1              | 2 | --transport foo: unknown transport

@@ -103,7 +103,8 @@ int main(void)
 	usage_case(ARGV("-w", "abc", "h", "1"),
 	           "-w abc: invalid time (seconds, e.g. 5, 0.5 or 500ms)");
 	usage_case(ARGV("-w", "0", "h", "1"), "-w 0: timeout must be greater than 0");
-	usage_case(ARGV("--frobnicate", "h", "1"), "--frobnicate: unknown option (or an ambiguous abbreviation)");
+	usage_case(ARGV("--frobnicate", "h", "1"),
+	           "--frobnicate: unknown option (or an ambiguous abbreviation)");
 	usage_case(ARGV("-Z", "h", "1"), "-Z: unknown option");
 	usage_case(ARGV("-B"), "-B: option requires an argument");
 	usage_case(ARGV("--read-size"), "--read-size: option requires an argument");
@@ -146,6 +147,19 @@ int main(void)
 	           "--unix-mode: needs a Unix socket path (-U)");
 	usage_case(ARGV("-lU", "--unix-mode", "600", "@x"),
 	           "--unix-mode: @x is an abstract name, which has no file mode; use a path");
+
+	v = ARGV("h", "1");
+	tap_ok(parse(v, &cfg, err) == 0 && !cfg.progress && cfg.interval_ms == 0 && cfg.size == 0,
+	       "no progress by default");
+	v = ARGV("--progress", "--interval", "0.2", "--size", "2G", "h", "1");
+	tap_ok(parse(v, &cfg, err) == 0 && cfg.progress && cfg.interval_ms == 200 &&
+	           cfg.size == 2 * 1024 * MIB,
+	       "--progress --interval 0.2 --size 2G (got '%s')", err);
+	usage_case(ARGV("--size", "1M", "h", "1"), "--size: needs --progress or --interval");
+	usage_case(ARGV("--progress", "--size", "0", "h", "1"),
+	           "--size 0: size must be at least 1 byte");
+	usage_case(ARGV("--interval", "0", "h", "1"), "--interval 0: must be greater than 0");
+	usage_case(ARGV("--bench", "--progress"), "--bench and --progress: cannot be combined");
 
 	v = ARGV("--bench");
 	tap_ok(parse(v, &cfg, err) == 0 && cfg.bench && cfg.bench_ms == 60000 &&
