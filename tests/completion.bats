@@ -28,12 +28,12 @@ skip_unless_bash_completion() {
     skip "bash-completion is not installed (e.g. apt-get install bash-completion)"
 }
 
-# complete LINE...: for each command line (the cursor at its end) one output
+# complete_lines LINE...: for each command line (the cursor at its end) one output
 # line, the candidates _fastcat offers, sorted, separated by single spaces
 # ("(none)" when it offers nothing).
 # Words are split as readline splits them for COMP_WORDS: at blanks, and
 # "=" and ":" are words of their own.
-complete() {
+complete_lines() {
   local drv=$BATS_TEST_TMPDIR/complete-driver.bash
   cat >"$drv" <<'DRIVER'
 source "$1" || exit 90
@@ -77,7 +77,7 @@ help_long_options() {
 
 @test "completion(bash): --tr completes to --transport" {
   skip_unless_bash_completion
-  run complete 'fastcat --tr' 'fastcat -l --rep'
+  run complete_lines 'fastcat --tr' 'fastcat -l --rep'
   assert_success
   assert_equal "${lines[0]}" "--transport"
   assert_equal "${lines[1]}" "--report"
@@ -85,7 +85,7 @@ help_long_options() {
 
 @test "completion(bash): --transport u offers udp unix unix-dgram unix-seqpacket" {
   skip_unless_bash_completion
-  run complete 'fastcat --transport u' 'fastcat --transport=u' 'fastcat --transport '
+  run complete_lines 'fastcat --transport u' 'fastcat --transport=u' 'fastcat --transport '
   assert_success
   assert_equal "${lines[0]}" "udp unix unix-dgram unix-seqpacket"
   assert_equal "${lines[1]}" "udp unix unix-dgram unix-seqpacket"
@@ -94,7 +94,7 @@ help_long_options() {
 
 @test "completion(bash): values of --copy, --report= and --bench-transports" {
   skip_unless_bash_completion
-  run complete 'fastcat --copy ' 'fastcat --copy=s' 'fastcat --report=' \
+  run complete_lines 'fastcat --copy ' 'fastcat --copy=s' 'fastcat --report=' \
     'fastcat --bench-transports tcp,unix-' 'fastcat --bench-transports p'
   assert_success
   assert_equal "${lines[0]}" "auto rw splice"
@@ -107,7 +107,7 @@ help_long_options() {
 @test "completion(bash): paths after -U, never files for sizes" {
   skip_unless_bash_completion
   touch "$BATS_TEST_TMPDIR/sockfile"
-  run complete 'fastcat -U sock' 'fastcat -lU ' 'fastcat --transport unix-dgram so' \
+  run complete_lines 'fastcat -U sock' 'fastcat -lU ' 'fastcat --transport unix-dgram so' \
     'fastcat -B ' 'fastcat --chunk-size s' 'fastcat --sndbuf ' 'fastcat -I ' \
     'fastcat --dgram-size=' 'fastcat --bench-sizes ' 'fastcat -w '
   assert_success
@@ -128,7 +128,7 @@ help_long_options() {
   ((${#opts[@]} >= 25)) || fail "too few options in --help"
   local o
   for o in "${opts[@]}"; do reqs+=("fastcat --$o"); done
-  run complete "${reqs[@]}"
+  run complete_lines "${reqs[@]}"
   assert_success
   assert_equal "${#lines[@]}" "${#opts[@]}"
   local i missing=
@@ -140,7 +140,7 @@ help_long_options() {
 
 @test "completion(bash): every short option of fastcat --help is offered" {
   skip_unless_bash_completion
-  run complete 'fastcat -'
+  run complete_lines 'fastcat -'
   assert_success
   local o missing=
   for o in $("$FASTCAT" --help | grep -oE -- '(^|[ ,])-[a-zA-Z0-9]\b' | tr -d ' ,' | sort -u); do
