@@ -1,0 +1,92 @@
+# bash completion for fastcat(1)                            -*- shell-script -*-
+#
+# Installed as $(datadir)/bash-completion/completions/fastcat, where
+# bash-completion loads it on demand. Keep the option lists in step with
+# long_options/short_options in src/options.c (tests/completion.bats checks
+# every long option of "fastcat --help" is here).
+
+_fastcat()
+{
+    local cur prev words cword split
+    _init_completion -s -n : || return
+
+    local transports='tcp udp unix unix-dgram unix-seqpacket'
+
+    case $prev in
+        -h | --help | -V | --version)
+            return
+            ;;
+        --transport)
+            COMPREPLY=($(compgen -W "$transports" -- "$cur"))
+            return
+            ;;
+        --copy)
+            COMPREPLY=($(compgen -W 'auto rw splice' -- "$cur"))
+            return
+            ;;
+        --report)
+            # optional argument: only as --report=human|json
+            if $split; then
+                COMPREPLY=($(compgen -W 'human json' -- "$cur"))
+                return
+            fi
+            ;;
+        --bench-transports)
+            # comma-separated list: complete the element after the last comma
+            local done= last=$cur
+            if [[ $cur == *,* ]]; then
+                done=${cur%,*},
+                last=${cur##*,}
+            fi
+            COMPREPLY=($(compgen -P "$done" -W "pipe memcpy $transports" -- "$last"))
+            compopt -o nospace 2>/dev/null
+            return
+            ;;
+        -B | --chunk-size | --read-size | --write-size | -O | --sndbuf | -I | --rcvbuf | \
+            --dgram-size | --bench-sizes)
+            # a SIZE (k/K/KiB, m/M/MiB, g/G/GiB suffixes): never a file
+            return
+            ;;
+        -w | --timeout | -q | --bench-time | --unix-mode | --allow | --deny)
+            # seconds, an octal mode or a CIDR: nothing to complete
+            return
+            ;;
+    esac
+
+    $split && return
+
+    if [[ $cur == --* ]]; then
+        local longopts='--listen --keep-listening --numeric --verbose --help
+            --version --chunk-size --read-size --write-size --sndbuf --rcvbuf
+            --timeout --exit-on-peer-eof --no-exit-on-peer-eof --recv-only
+            --send-only --report --transport --dgram-size --no-dgram-eof
+            --checksum --seq --verify --copy --bench --bench-time
+            --bench-transports --bench-sizes --allow --deny --unix-mode'
+        COMPREPLY=($(compgen -W "$longopts" -- "$cur"))
+        return
+    fi
+    if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W '-l -k -4 -6 -n -v -h -V -B -O -I -w -N -q -d
+            -u -U' -- "$cur"))
+        return
+    fi
+
+    # Operands: with -U (or a unix transport) a socket path, else a host, then a port.
+    local i unix=
+    for ((i = 1; i < cword; i++)); do
+        case ${words[i]} in
+            --transport=unix*) unix=1 ;;
+            --transport) [[ ${words[i + 1]-} == unix* ]] && unix=1 ;;
+            --*) ;;
+            -*U*) unix=1 ;;
+        esac
+    done
+    if [[ $unix ]]; then
+        _filedir
+        return
+    fi
+    _known_hosts_real -- "$cur"
+} &&
+    complete -F _fastcat fastcat
+
+# ex: filetype=sh
