@@ -141,6 +141,7 @@ struct config {
 	int verify;        /* --verify: frame the data, both ends confirm count and digest */
 	struct acl acl;    /* --allow/--deny: the peers a TCP or UDP listener takes */
 	mode_t unix_mode;  /* --unix-mode: a Unix listener's socket file mode (default 0600) */
+	uint64_t rate_limit; /* --rate-limit: bytes per second, each direction; 0 = unlimited */
 	enum copy_mode copy;
 	enum report_format report;
 	/* --bench: measure this machine's pipes, memcpy and transports; no connection */
@@ -226,6 +227,16 @@ struct iobuf {
 	size_t tail;
 };
 
+/* --rate-limit: a token bucket that holds at most one write (ratelimit.c). */
+struct ratelimit {
+	double rate;   /* bytes per second */
+	double burst;  /* the most tokens saved up: the flow's largest write */
+	double tokens; /* bytes that may be written now */
+	double last;   /* monotonic seconds when tokens was brought up to date */
+	double need;   /* tokens the last refused write waits for, 0 = none waits */
+	int whole;     /* a write goes whole or waits (datagrams) */
+};
+
 enum flow_kind { FLOW_SEND, FLOW_RECEIVE };
 
 /* One direction: bytes read from src wait in buf until dst takes them. */
@@ -270,6 +281,8 @@ struct flow {
 	int verdict_queued;      /* --verify, sending: our VERDICT is in the buffer */
 	size_t header_left;      /* --verify, sending: header bytes of the frame at the head */
 	uint64_t frame_left;     /* --verify: payload bytes of the DATA frame at the head */
+	int limited;             /* --rate-limit: writes take tokens from limit */
+	struct ratelimit limit;
 	/* a connectionless IP listener: datagrams from anyone but peer are dropped */
 	int only_peer;
 	struct sockaddr_storage peer;
@@ -477,6 +490,7 @@ size_t flow_unsent(const struct flow *);
 void flow_free(struct flow *);
 int flow_poll_events(const struct flow *, struct pollfd *);
 void flow_poll_result(struct flow *, const struct pollfd *, int);
+long flow_wait_ms(const struct flow *, double);
 
 /* iobuf.c */
 int iobuf_init(struct iobuf *, size_t);
@@ -499,6 +513,12 @@ _Noreturn void log_fatal(int, const char *, ...) __attribute__((format(printf, 2
 /* options.c */
 int options_parse(int, char **, struct config *, char *, size_t);
 void options_usage(void);
+
+/* ratelimit.c */
+void ratelimit_init(struct ratelimit *, uint64_t, size_t, int, double);
+size_t ratelimit_allow(struct ratelimit *, double, size_t);
+void ratelimit_spend(struct ratelimit *, size_t);
+long ratelimit_wait_ms(const struct ratelimit *, double);
 
 /* relay.c */
 void relay_run(struct session *, int, int);
