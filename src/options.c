@@ -32,6 +32,7 @@ enum {
 	OPT_ALLOW,
 	OPT_DENY,
 	OPT_UNIX_MODE,
+	OPT_RATE_LIMIT,
 };
 
 static const char short_options[] = ":lk46nvhVB:O:I:w:Nq:duU";
@@ -68,6 +69,7 @@ static const struct option long_options[] = {
     {"allow", required_argument, NULL, OPT_ALLOW},
     {"deny", required_argument, NULL, OPT_DENY},
     {"unix-mode", required_argument, NULL, OPT_UNIX_MODE},
+    {"rate-limit", required_argument, NULL, OPT_RATE_LIMIT},
     {NULL, 0, NULL, 0},
 };
 
@@ -101,6 +103,7 @@ static const char usage_text[] =
     "  -I, --rcvbuf SIZE        SO_RCVBUF, same; setting it turns off TCP autotuning\n"
     "      --copy=MODE          auto (zero-copy splice/sendfile where possible), rw,\n"
     "                           or splice (say when a direction cannot have it)\n"
+    "      --rate-limit RATE    at most RATE bytes/s each direction (SIZE suffixes)\n"
     "End of data (EOF):\n"
     "  stdin EOF: what is pending is sent, then the socket is half-closed\n"
     "  (shutdown SHUT_WR) and fastcat reads on until the peer's EOF, then exits 0.\n"
@@ -226,6 +229,30 @@ static int parse_time_option(const char *label, const char *arg, int zero_ok, lo
 	if (!zero_ok && *out == 0)
 		return usage_error(err, errlen, "%s %s: timeout must be greater than 0", label,
 		                   arg);
+	return 0;
+}
+
+/*
+ * The highest --rate-limit: 1 TiB/s, far above any link, so the limit is a
+ * typo check; the bucket's arithmetic (double) is exact well beyond it.
+ */
+#define RATE_LIMIT_MAX ((uint64_t)1 << 40)
+
+/* --rate-limit RATE: bytes per second, with the size suffixes. */
+static int parse_rate_option(const char *label, const char *arg, uint64_t *out, char *err,
+                             size_t errlen)
+{
+	switch (units_parse_size(arg, out)) {
+	case -1:
+		return usage_error(err, errlen,
+		                   "%s %s: invalid rate (bytes per second: digits with an optional "
+		                   "k/K/KiB, m/M/MiB or g/G/GiB suffix)",
+		                   label, arg);
+	case -2: return usage_error(err, errlen, "%s %s: rate too large", label, arg);
+	}
+	if (*out == 0 || *out > RATE_LIMIT_MAX)
+		return usage_error(err, errlen, "%s %s: rate must be 1 byte/s to 1024G (1 TiB/s)",
+		                   label, arg);
 	return 0;
 }
 
@@ -508,6 +535,9 @@ static int apply_option(struct config *cfg, struct seen *seen, int c, const char
 	case OPT_UNIX_MODE:
 		seen->unix_mode = 1;
 		rc = parse_unix_mode(cfg, seen->label, arg, err, errlen);
+		break;
+	case OPT_RATE_LIMIT:
+		rc = parse_rate_option(seen->label, arg, &cfg->rate_limit, err, errlen);
 		break;
 	}
 	if (rc == 0)
