@@ -233,8 +233,9 @@ struct ratelimit {
 	double burst;  /* the most tokens saved up: the flow's largest write */
 	double tokens; /* bytes that may be written now */
 	double last;   /* monotonic seconds when tokens was brought up to date */
-	double need;   /* tokens the last refused write waits for, 0 = none waits */
-	int whole;     /* a write goes whole or waits (datagrams) */
+	double need;   /* tokens the last refused write waits for ... */
+	int waiting;   /* ... if the last write was refused */
+	int whole;     /* a write goes whole or waits (datagrams), and may leave a debt */
 };
 
 enum flow_kind { FLOW_SEND, FLOW_RECEIVE };

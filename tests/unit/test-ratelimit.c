@@ -19,19 +19,20 @@
 struct sim {
 	double bytes;
 	size_t max_write;
+	double first_second;
 	double max_second;
 	int zero_sleeps;
 	long wakeups;
 };
 
-static struct sim simulate(uint64_t rate, size_t chunk, double seconds, unsigned late_ms)
+static struct sim simulate(uint64_t rate, size_t chunk, int whole, double seconds, unsigned late_ms)
 {
 	struct ratelimit rl;
-	struct sim s = {0, 0, 0, 0, 0};
+	struct sim s = {0, 0, 0, 0, 0, 0};
 	double now = 100, end = now + seconds, second_start = now, in_second = 0;
 	unsigned lcg = 12345;
 
-	ratelimit_init(&rl, rate, chunk, 0, now);
+	ratelimit_init(&rl, rate, chunk, whole, now);
 	while (now < end) {
 		size_t n = ratelimit_allow(&rl, now, chunk);
 		long ms;
@@ -46,6 +47,8 @@ static struct sim simulate(uint64_t rate, size_t chunk, double seconds, unsigned
 				in_second = 0;
 			}
 			in_second += (double)n;
+			if (now < 101)
+				s.first_second += (double)n;
 			now += 1e-6; /* the write itself */
 			continue;
 		}
@@ -60,18 +63,23 @@ static struct sim simulate(uint64_t rate, size_t chunk, double seconds, unsigned
 	return s;
 }
 
-static void check_rate(uint64_t rate, size_t chunk, unsigned late_ms)
+static void check_rate(uint64_t rate, size_t chunk, int whole, unsigned late_ms)
 {
 	double seconds = 10, want = (double)rate * seconds;
-	struct sim s = simulate(rate, chunk, seconds, late_ms);
+	struct sim s = simulate(rate, chunk, whole, seconds, late_ms);
 
 	tap_ok(s.bytes >= want * 0.98 && s.bytes <= want + (double)chunk,
-	       "rate %llu, chunk %zu, wake-ups up to %u ms late: %.0f bytes in 10 s (%.4f of the "
+	       "rate %llu, %s %zu, wake-ups up to %u ms late: %.0f bytes in 10 s (%.4f of the "
 	       "rate)",
-	       (unsigned long long)rate, chunk, late_ms, s.bytes, s.bytes / want);
+	       (unsigned long long)rate, whole ? "datagrams of" : "chunk", chunk, late_ms, s.bytes,
+	       s.bytes / want);
 	tap_ok(s.max_write <= chunk, "... no write above one chunk (largest %zu)", s.max_write);
-	tap_ok(s.max_second <= (double)rate + (double)chunk,
-	       "... no second carries more than rate + one chunk (most %.0f)", s.max_second);
+	tap_ok(s.first_second <= (double)rate + (double)chunk,
+	       "... the first second carries at most rate + one write (%.0f)", s.first_second);
+	/* a datagram bucket holds 10 ms of the rate, and lends one datagram */
+	tap_ok(s.max_second <= (double)rate + (double)chunk + (whole ? (double)rate / 100 : 0),
+	       "... no second carries more than rate + what the bucket holds (most %.0f)",
+	       s.max_second);
 	tap_ok(s.zero_sleeps == 0, "... never told to sleep 0 ms while short (%d times)",
 	       s.zero_sleeps);
 	tap_ok(s.wakeups <= (long)(seconds * 1000), "... sleeps, not spins: %ld wake-ups",
@@ -108,11 +116,13 @@ int main(void)
 	n = ratelimit_allow(&rl, 999, CHUNK);
 	tap_ok(n == 0, "a clock that seems to go back adds no tokens (got %zu)", n);
 
-	/* a datagram goes whole or not at all */
+	/* a datagram goes whole, on credit: the bucket starts empty and lends one */
 	ratelimit_init(&rl, 1000, 1000, 1, 0);
-	ratelimit_spend(&rl, ratelimit_allow(&rl, 0, 1000));
+	n = ratelimit_allow(&rl, 0, 800);
+	tap_ok(n == 800, "whole: the first datagram goes at once, whole (got %zu)", n);
+	ratelimit_spend(&rl, n);
 	n = ratelimit_allow(&rl, 0.5, 800);
-	tap_ok(n == 0, "whole: 500 tokens do not pay for an 800-byte datagram");
+	tap_ok(n == 0, "... the next waits while the bucket is in debt (300 bytes left)");
 	ms = ratelimit_wait_ms(&rl, 0.5);
 	tap_ok(ms >= 300 && ms <= 301, "... wait 300 ms (got %ld)", ms);
 	n = ratelimit_allow(&rl, 0.8, 800);
@@ -126,10 +136,14 @@ int main(void)
 	tap_ok(ms >= 500 && ms <= 501, "... wait 500 ms (got %ld)", ms);
 	tap_ok(ratelimit_allow(&rl, 1.0001, CHUNK) == 1, "... one byte after 1 s");
 
-	check_rate(RATE, CHUNK, 0);
-	check_rate(RATE, CHUNK, 5);
-	check_rate(10 * MIB, CHUNK, 2);
-	check_rate(1000, 4096, 20);
-	check_rate(100 * MIB, MIB, 1);
+	check_rate(RATE, CHUNK, 0, 0);
+	check_rate(RATE, CHUNK, 0, 5);
+	check_rate(10 * MIB, CHUNK, 0, 2);
+	check_rate(1000, 4096, 0, 20);
+	check_rate(100 * MIB, MIB, 0, 1);
+	/* datagrams of 1000 bytes at 1 MiB/s: one a millisecond, poll's own granularity */
+	check_rate(MIB, 1000, 1, 0);
+	check_rate(MIB, 1000, 1, 1);
+	check_rate(MIB, 1472, 1, 1);
 	return tap_done();
 }
