@@ -141,6 +141,7 @@ struct config {
 	int verify;        /* --verify: frame the data, both ends confirm count and digest */
 	struct acl acl;    /* --allow/--deny: the peers a TCP or UDP listener takes */
 	mode_t unix_mode;  /* --unix-mode: a Unix listener's socket file mode (default 0600) */
+	uint64_t rate_limit; /* --rate-limit: bytes per second, each direction; 0 = unlimited */
 	enum copy_mode copy;
 	enum report_format report;
 	int progress;     /* --progress: a live line on stderr, when it is a terminal */
@@ -248,6 +249,17 @@ struct iobuf {
 	size_t tail;
 };
 
+/* --rate-limit: a token bucket that holds at most one write (ratelimit.c). */
+struct ratelimit {
+	double rate;   /* bytes per second */
+	double burst;  /* the most tokens saved up: the flow's largest write */
+	double tokens; /* bytes that may be written now */
+	double last;   /* monotonic seconds when tokens was brought up to date */
+	double need;   /* tokens the last refused write waits for ... */
+	int waiting;   /* ... if the last write was refused */
+	int whole;     /* a write goes whole or waits (datagrams), and may leave a debt */
+};
+
 enum flow_kind { FLOW_SEND, FLOW_RECEIVE };
 
 /* One direction: bytes read from src wait in buf until dst takes them. */
@@ -292,6 +304,8 @@ struct flow {
 	int verdict_queued;      /* --verify, sending: our VERDICT is in the buffer */
 	size_t header_left;      /* --verify, sending: header bytes of the frame at the head */
 	uint64_t frame_left;     /* --verify: payload bytes of the DATA frame at the head */
+	int limited;             /* --rate-limit: writes take tokens from limit */
+	struct ratelimit limit;
 	/* a connectionless IP listener: datagrams from anyone but peer are dropped */
 	int only_peer;
 	struct sockaddr_storage peer;
@@ -499,6 +513,7 @@ size_t flow_unsent(const struct flow *);
 void flow_free(struct flow *);
 int flow_poll_events(const struct flow *, struct pollfd *);
 void flow_poll_result(struct flow *, const struct pollfd *, int);
+long flow_wait_ms(const struct flow *, double);
 
 /* iobuf.c */
 int iobuf_init(struct iobuf *, size_t);
@@ -527,6 +542,12 @@ void progress_start(struct progress *, const struct session *, int);
 double progress_due(const struct progress *);
 void progress_tick(struct progress *, double);
 void progress_clear(struct progress *);
+
+/* ratelimit.c */
+void ratelimit_init(struct ratelimit *, uint64_t, size_t, int, double);
+size_t ratelimit_allow(struct ratelimit *, double, size_t);
+void ratelimit_spend(struct ratelimit *, size_t);
+long ratelimit_wait_ms(const struct ratelimit *, double);
 
 /* relay.c */
 void relay_run(struct session *, int, int);

@@ -392,12 +392,16 @@ static int flow_read(struct flow *f)
 	return 0;
 }
 
-/* The next write: a whole datagram when cutting exact sizes, else up to write_size. */
-static size_t flow_write_len(const struct flow *f)
+/*
+ * The bytes the next write may move, of len waiting: up to write_size (a
+ * whole datagram when cutting exact sizes), and with --rate-limit what the
+ * bucket holds; 0 when it must refill first.
+ */
+static size_t flow_write_len(struct flow *f, size_t len)
 {
-	size_t len = flow_len(f);
+	size_t want = len < f->write_size ? len : f->write_size;
 
-	return len < f->write_size ? len : f->write_size;
+	return f->limited ? ratelimit_allow(&f->limit, report_now(), want) : want;
 }
 
 /*
@@ -501,7 +505,7 @@ static size_t flow_payload_written(struct flow *f, size_t n)
  * frame header (an END or VERDICT is noted for the verdict), or DATA
  * payload written to stdout (or dropped with --send-only) and digested.
  */
-static int flow_write_deframed(struct flow *f)
+static int flow_write_deframed(struct flow *f, size_t want)
 {
 	struct verify *v = f->verify;
 	unsigned char *p = (unsigned char *)iobuf_head(&f->buf);
@@ -541,7 +545,7 @@ static int flow_write_deframed(struct flow *f)
 		}
 		return 0;
 	}
-	len = len < f->write_size ? len : f->write_size;
+	len = len < want ? len : want;
 	n = f->discard ? (ssize_t)len : write(f->dst, p, len);
 	f->stats->writes += !f->discard;
 	if (n > 0) {
@@ -562,24 +566,27 @@ static int flow_write_deframed(struct flow *f)
 	return 0;
 }
 
-static int flow_write(struct flow *f)
+/* Write at most want bytes (flow_write_len) to the destination, or drop them. */
+static int flow_write(struct flow *f, size_t want)
 {
-	size_t want = flow_write_len(f);
 	unsigned count = 1;
 	ssize_t n;
 
 	if (f->method != METHOD_RW)
 		return flow_splice_out(f, want);
 	if (framed(f) && f->kind == FLOW_RECEIVE)
-		return flow_write_deframed(f);
+		return flow_write_deframed(f, want);
 	if (f->discard) {
+		size_t drop = f->limited ? want : iobuf_len(&f->buf);
+
 		if (f->checksum)
-			digest_update(&f->stats->digest, iobuf_head(&f->buf), iobuf_len(&f->buf));
-		f->stats->bytes += iobuf_len(&f->buf);
-		iobuf_consumed(&f->buf, iobuf_len(&f->buf));
+			digest_update(&f->stats->digest, iobuf_head(&f->buf), drop);
+		f->stats->bytes += drop;
+		iobuf_consumed(&f->buf, drop);
 		return 0;
 	}
-	if (f->exact && iobuf_len(&f->buf) >= 2 * f->write_size)
+	/* a batch is many writes in one call: a limited flow makes one at a time */
+	if (f->exact && !f->limited && iobuf_len(&f->buf) >= 2 * f->write_size)
 		n = flow_send_batch(f, &count);
 	else
 		n = flow_send(f, want);
@@ -695,11 +702,27 @@ static int flow_queue_trailer(struct flow *f)
 }
 
 /*
+ * --rate-limit: a write, and the tokens it took. The bucket counts the data
+ * delivered (stats->bytes), not --seq or --verify headers.
+ */
+static int flow_write_limited(struct flow *f, size_t want)
+{
+	uint64_t before = f->stats->bytes;
+
+	if (flow_write(f, want) < 0)
+		return -1;
+	ratelimit_spend(&f->limit, (size_t)(f->stats->bytes - before));
+	return 0;
+}
+
+/*
  * Move data until the flow would block, finishes, or used its budget.
  * A read is made only when read_min bytes of room are left at the tail (for
  * streams a whole read_size, so reads stay full-sized and nothing is moved);
  * a write when a write_size is ready or no more can be read for now. When
  * cutting exact datagrams, only whole datagrams go out until stdin's EOF.
+ * With --rate-limit, a write the bucket cannot pay for yet blocks the flow
+ * (the relay sleeps until flow_wait_ms), though reading goes on.
  */
 enum pump_result flow_pump(struct flow *f)
 {
@@ -714,9 +737,12 @@ enum pump_result flow_pump(struct flow *f)
 		len = flow_len(f);
 		int can_read = !f->src_eof && f->src_ready && flow_room(f) >= f->read_min;
 		int whole = !f->exact || len >= f->write_size || f->src_eof;
+		size_t want = 0;
 
-		if (len > 0 && f->dst_ready && whole && (len >= f->write_size || !can_read)) {
-			if (flow_write(f) < 0)
+		if (len > 0 && f->dst_ready && whole && (len >= f->write_size || !can_read))
+			want = flow_write_len(f, len);
+		if (want > 0) {
+			if ((f->limited ? flow_write_limited(f, want) : flow_write(f, want)) < 0)
 				return PUMP_FAILED;
 		} else if (can_read) {
 			if (flow_read(f) < 0)
@@ -764,6 +790,14 @@ void flow_poll_result(struct flow *f, const struct pollfd *pfd, int n)
 		else
 			f->dst_ready = 1;
 	}
+}
+
+/* --rate-limit: milliseconds until the bucket pays for the write the flow waits on, or -1. */
+long flow_wait_ms(const struct flow *f, double now)
+{
+	if (!f->limited || !f->running)
+		return -1;
+	return ratelimit_wait_ms(&f->limit, now);
 }
 
 /*
@@ -834,6 +868,11 @@ int flow_init(struct flow *f, const struct flow_setup *setup, struct flow_stats 
 		seqtrack_init(&stats->seq);
 	}
 	f->read_min = f->exact ? 1 : f->read_size;
+	/* the bucket holds one write; a datagram is never cut to fit it */
+	f->limited = cfg->rate_limit != 0;
+	if (f->limited)
+		ratelimit_init(&f->limit, cfg->rate_limit, f->write_size, f->dgram_dst,
+		               report_now());
 	if (framed(f) && to_socket)
 		f->read_min += FRAME_HEADER;
 	f->sniff_hello = !framed(f) && !to_socket && t->socktype == SOCK_STREAM;

@@ -35,6 +35,7 @@ enum {
 	OPT_PROGRESS,
 	OPT_INTERVAL,
 	OPT_SIZE,
+	OPT_RATE_LIMIT,
 };
 
 static const char short_options[] = ":lk46nvhVB:O:I:w:Nq:duU";
@@ -74,6 +75,7 @@ static const struct option long_options[] = {
     {"progress", no_argument, NULL, OPT_PROGRESS},
     {"interval", required_argument, NULL, OPT_INTERVAL},
     {"size", required_argument, NULL, OPT_SIZE},
+    {"rate-limit", required_argument, NULL, OPT_RATE_LIMIT},
     {NULL, 0, NULL, 0},
 };
 
@@ -107,6 +109,7 @@ static const char usage_text[] =
     "  -I, --rcvbuf SIZE        SO_RCVBUF, same; setting it turns off TCP autotuning\n"
     "      --copy=MODE          auto (zero-copy splice/sendfile where possible), rw,\n"
     "                           or splice (say when a direction cannot have it)\n"
+    "      --rate-limit RATE    at most RATE bytes/s each direction (SIZE suffixes)\n"
     "End of data (EOF):\n"
     "  stdin EOF: what is pending is sent, then the socket is half-closed\n"
     "  (shutdown SHUT_WR) and fastcat reads on until the peer's EOF, then exits 0.\n"
@@ -235,6 +238,30 @@ static int parse_time_option(const char *label, const char *arg, int zero_ok, lo
 	if (!zero_ok && *out == 0)
 		return usage_error(err, errlen, "%s %s: timeout must be greater than 0", label,
 		                   arg);
+	return 0;
+}
+
+/*
+ * The highest --rate-limit: 1 TiB/s, far above any link, so the limit is a
+ * typo check; the bucket's arithmetic (double) is exact well beyond it.
+ */
+#define RATE_LIMIT_MAX ((uint64_t)1 << 40)
+
+/* --rate-limit RATE: bytes per second, with the size suffixes. */
+static int parse_rate_option(const char *label, const char *arg, uint64_t *out, char *err,
+                             size_t errlen)
+{
+	switch (units_parse_size(arg, out)) {
+	case -1:
+		return usage_error(err, errlen,
+		                   "%s %s: invalid rate (bytes per second: digits with an optional "
+		                   "k/K/KiB, m/M/MiB or g/G/GiB suffix)",
+		                   label, arg);
+	case -2: return usage_error(err, errlen, "%s %s: rate too large", label, arg);
+	}
+	if (*out == 0 || *out > RATE_LIMIT_MAX)
+		return usage_error(err, errlen, "%s %s: rate must be 1 byte/s to 1024G (1 TiB/s)",
+		                   label, arg);
 	return 0;
 }
 
@@ -530,6 +557,9 @@ static int apply_option(struct config *cfg, struct seen *seen, int c, const char
 		                       &v, err, errlen);
 		if (rc == 0)
 			cfg->size = v;
+		break;
+	case OPT_RATE_LIMIT:
+		rc = parse_rate_option(seen->label, arg, &cfg->rate_limit, err, errlen);
 		break;
 	}
 	if (rc == 0)

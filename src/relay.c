@@ -75,12 +75,28 @@ static void relay_flow_failed(struct relay *r, const struct flow *f)
 		relay_fail(r, EXIT_WRITE, "write stdout: %s", why);
 }
 
-/* Milliseconds poll() may sleep: until the -w idle limit, the -q deadline or the next progress
- * line. */
-static int relay_poll_timeout(const struct relay *r, double now)
+/* --rate-limit: milliseconds until a flow's bucket pays for its next write; -1: none waits. */
+static long relay_rate_wait(const struct relay *r, double now)
+{
+	long wait = -1;
+
+	for (int i = 0; i < 2; i++) {
+		long w = flow_wait_ms(&r->flows[i], now);
+		if (w >= 0 && (wait < 0 || w < wait))
+			wait = w;
+	}
+	return wait;
+}
+
+/*
+ * Milliseconds poll() may sleep: until the -w idle limit, the -q deadline,
+ * the next progress line, or a rate-limited flow's next write (rate_wait,
+ * -1 for none).
+ */
+static int relay_poll_timeout(const struct relay *r, double now, long rate_wait)
 {
 	double until = -1, drawing = progress_due(&r->progress);
-	long idle_ms = r->s->cfg->timeout_ms;
+	long idle_ms = r->s->cfg->timeout_ms, ms;
 
 	if (idle_ms >= 0)
 		until = r->last_activity + (double)idle_ms / 1000;
@@ -89,10 +105,14 @@ static int relay_poll_timeout(const struct relay *r, double now)
 	if (drawing > 0 && (until < 0 || drawing < until))
 		until = drawing;
 	if (until < 0)
-		return -1;
-	if (until <= now)
-		return 0;
-	return (int)((until - now) * 1000) + 1;
+		ms = -1;
+	else if (until <= now)
+		ms = 0;
+	else
+		ms = (long)((until - now) * 1000) + 1;
+	if (rate_wait >= 0 && (ms < 0 || rate_wait < ms))
+		ms = rate_wait;
+	return (int)ms;
 }
 
 /* Is the session over? Sets the failure reason when a timeout ends it. */
@@ -219,6 +239,7 @@ void relay_run(struct session *s, int in_fd, int out_fd)
 	if (relay_setup(&r, s, in_fd, out_fd) == 0) {
 		for (;;) {
 			int busy, n = 0, nsend, timeout;
+			long rate_wait;
 			double now;
 
 			if (signal_stop) {
@@ -241,9 +262,11 @@ void relay_run(struct session *s, int in_fd, int out_fd)
 			progress_tick(&r.progress, now);
 			nsend = flow_poll_events(&r.flows[FLOW_SEND], pfd);
 			n = nsend + flow_poll_events(&r.flows[FLOW_RECEIVE], pfd + nsend);
-			if (n == 0)
+			/* a flow waiting on its --rate-limit bucket sleeps here, fds or not */
+			rate_wait = relay_rate_wait(&r, now);
+			if (n == 0 && rate_wait < 0)
 				continue;
-			timeout = busy ? 0 : relay_poll_timeout(&r, now);
+			timeout = busy ? 0 : relay_poll_timeout(&r, now, rate_wait);
 			if (poll(pfd, (nfds_t)n, timeout) < 0 && errno != EINTR) {
 				relay_fail(&r, EXIT_RUNTIME, "poll: %s", strerror(errno));
 				break;

@@ -5,11 +5,14 @@
  *       header bytes consumed (> 0) for a whole frame header, 0 when more
  *       bytes are needed, -1 when malformed;
  *   int verify_hello(const unsigned char *buf, size_t len)
- *       1 for the full hello, 0 for a proper prefix of it, -1 otherwise.
+ *       1 for the full hello, 0 for a proper prefix of it, -1 otherwise;
+ *   size_t verify_encode(unsigned char *out, const struct frame *fr)
+ *       the encoder, checked against the decoder.
  *
  * Each call gets an exact-size heap copy, so ASan sees any read past len.
  * Besides not crashing, the answers must agree with each other:
- *   - consumed <= len, and a DATA frame carries at least one byte;
+ *   - consumed <= len, and a DATA frame carries 1 to VERIFY_FRAME_MAX bytes;
+ *   - what decodes encodes back to the very bytes it came from;
  *   - the same bytes decode the same way twice;
  *   - a header depends on its own bytes only: every prefix of at least
  *     `consumed` bytes decodes to the same frame, every shorter one needs more
@@ -18,8 +21,8 @@
  *     no longer input is the hello or a prefix of it; once it is the hello,
  *     no longer input is a mere prefix.
  *
- * FRAME_IS_DATA says which frames carry data; define it (-D) if struct frame
- * names its kind otherwise.
+ * Build: FUZZ_SRC_frame = src/verify.c src/digest.c (verify.c's
+ * verify_conclude calls digest_final).
  */
 #include "config.h"
 
@@ -28,10 +31,6 @@
 #include <string.h>
 
 #include "fastcat.h"
-
-#ifndef FRAME_IS_DATA
-#define FRAME_IS_DATA(f) ((f)->type == FRAME_DATA)
-#endif
 
 #define PREFIXES 64 /* the prefixes tried: headers are shorter than this */
 
@@ -82,7 +81,16 @@ static void check_decode(const uint8_t *data, size_t size)
 	size_t last = size < PREFIXES ? size : PREFIXES;
 
 	CHECK(rc >= -1 && (rc <= 0 || (size_t)rc <= size), "consumed %d of %zu bytes", rc, size);
-	CHECK(rc <= 0 || !FRAME_IS_DATA(&whole) || whole.len >= 1, "a DATA frame of 0 bytes");
+	CHECK(rc <= 0 || whole.type != FRAME_DATA || (whole.len >= 1 && whole.len <= VERIFY_FRAME_MAX),
+	      "a DATA frame of %u bytes", (unsigned)whole.len);
+	CHECK(rc <= 0 || (whole.type == FRAME_DATA ? rc == FRAME_HEADER : rc == FRAME_TRAILER),
+	      "frame type 0x%02x took %d bytes", (unsigned)whole.type, rc);
+	if (rc > 0) {
+		unsigned char enc[FRAME_TRAILER];
+		size_t n = verify_encode(enc, &whole);
+		CHECK(n == (size_t)rc && memcmp(enc, data, n) == 0,
+		      "decoded %d bytes, they encode back to %zu other bytes", rc, n);
+	}
 	CHECK(decode(data, size, &again) == rc &&
 	          (rc <= 0 || memcmp(&whole, &again, sizeof whole) == 0),
 	      "the same %zu bytes decode differently", size);
