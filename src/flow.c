@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "fastcat.h"
@@ -102,6 +103,27 @@ static ssize_t flow_read_frame(struct flow *f, size_t want)
 }
 
 /*
+ * The first bytes are a proper prefix of the hello (it came in pieces, or
+ * the data happens to start that way): wait for the rest, at most 200 ms,
+ * with a blocking peek. Polling instead would spin, as the peeked bytes keep
+ * the socket readable. Returns what the peek then holds.
+ */
+static ssize_t flow_sniff_rest(int fd, unsigned char *peek)
+{
+	struct timeval wait = {.tv_sec = 0, .tv_usec = 200000}, none = {0, 0};
+	ssize_t n;
+
+	sock_set_nonblock(fd, 0);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
+	n = recv(fd, peek, VERIFY_HELLO_BYTES, MSG_PEEK | MSG_WAITALL);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &none, sizeof none);
+	sock_set_nonblock(fd, 1);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+		n = 0; /* the rest never came: it is data */
+	return n;
+}
+
+/*
  * No --verify here: a peer that opens with the verify hello would have its
  * frames written to stdout as data, so refuse it. Only the first bytes are
  * looked at (peeked, so they stay for the read), once. 1 to go on reading.
@@ -111,6 +133,8 @@ static int flow_sniff(struct flow *f)
 	unsigned char peek[VERIFY_HELLO_BYTES];
 	ssize_t n = recv(f->src, peek, sizeof peek, MSG_PEEK);
 
+	if (n > 0 && n < VERIFY_HELLO_BYTES && verify_hello(peek, (size_t)n) == 0)
+		n = flow_sniff_rest(f->src, peek);
 	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
 		f->src_ready = 0;
 		return 0;
@@ -828,6 +852,24 @@ static void flow_lock_peer(struct flow *f)
 	               (f->peer.ss_family == AF_INET || f->peer.ss_family == AF_INET6);
 }
 
+/*
+ * --verify: the hello goes out at once, before the relay looks at what
+ * the peer sent. A peer without --verify may have sent data or its EOF
+ * already, and the receiving side, pumped first, would fail on it with
+ * our hello still unsent: the peer would never learn why. What cannot go
+ * now goes with the first write.
+ */
+static void flow_send_hello(struct flow *f)
+{
+	ssize_t n = send(f->dst, iobuf_head(&f->buf), f->gate, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+	if (n <= 0)
+		return;
+	iobuf_consumed(&f->buf, (size_t)n);
+	f->gate -= (size_t)n;
+	f->header_left -= (size_t)n;
+}
+
 /* Set a flow up from its role and the transport. 0, or -1 when memory runs out. */
 int flow_init(struct flow *f, const struct flow_setup *setup, struct flow_stats *stats)
 {
@@ -889,6 +931,7 @@ int flow_init(struct flow *f, const struct flow_setup *setup, struct flow_stats 
 		verify_hello_put((unsigned char *)iobuf_tail(&f->buf));
 		iobuf_produced(&f->buf, VERIFY_HELLO_BYTES);
 		f->gate = f->header_left = VERIFY_HELLO_BYTES;
+		flow_send_hello(f);
 	}
 	/*
 	 * Never more in the pipe than the buffer holds, so a fallback can take it

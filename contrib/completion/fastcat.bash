@@ -47,8 +47,9 @@ _fastcat()
             # a SIZE (k/K/KiB, m/M/MiB, g/G/GiB suffixes): never a file
             return
             ;;
-        -w | --timeout | -q | --bench-time | --unix-mode | --allow | --deny)
-            # seconds, an octal mode or a CIDR: nothing to complete
+        -w | --timeout | -q | --bench-time | --unix-mode | --allow | --deny | \
+            --interval | --size | --rate-limit)
+            # seconds, an octal mode, a CIDR, a size or a rate: nothing to complete
             return
             ;;
     esac
@@ -61,7 +62,8 @@ _fastcat()
             --timeout --exit-on-peer-eof --no-exit-on-peer-eof --recv-only
             --send-only --report --transport --dgram-size --no-dgram-eof
             --checksum --seq --verify --copy --bench --bench-time
-            --bench-transports --bench-sizes --allow --deny --unix-mode'
+            --bench-transports --bench-sizes --allow --deny --unix-mode
+            --progress --interval --size --rate-limit'
         COMPREPLY=($(compgen -W "$longopts" -- "$cur"))
         return
     fi

@@ -81,7 +81,8 @@ static void check_decode(const uint8_t *data, size_t size)
 	size_t last = size < PREFIXES ? size : PREFIXES;
 
 	CHECK(rc >= -1 && (rc <= 0 || (size_t)rc <= size), "consumed %d of %zu bytes", rc, size);
-	CHECK(rc <= 0 || whole.type != FRAME_DATA || (whole.len >= 1 && whole.len <= VERIFY_FRAME_MAX),
+	CHECK(rc <= 0 || whole.type != FRAME_DATA ||
+	          (whole.len >= 1 && whole.len <= VERIFY_FRAME_MAX),
 	      "a DATA frame of %u bytes", (unsigned)whole.len);
 	CHECK(rc <= 0 || (whole.type == FRAME_DATA ? rc == FRAME_HEADER : rc == FRAME_TRAILER),
 	      "frame type 0x%02x took %d bytes", (unsigned)whole.type, rc);
