@@ -667,10 +667,6 @@ static int check_combinations(struct config *cfg, const struct seen *seen, char 
 		return usage_error(err, errlen,
 		                   "--dgram-size: needs a datagram transport (udp, unix-dgram, "
 		                   "unix-seqpacket)");
-	if (cfg->copy == COPY_SPLICE && !zerocopy_available())
-		return usage_error(err, errlen,
-		                   "--copy=splice: this build has no splice (configure "
-		                   "--disable-splice, or not Linux)");
 	if (cfg->copy == COPY_SPLICE && cfg->transport->datagram)
 		return usage_error(err, errlen,
 		                   "--copy=splice: needs a stream transport (tcp, unix); "
@@ -690,6 +686,11 @@ static int check_combinations(struct config *cfg, const struct seen *seen, char 
 	if (cfg->verify && cfg->dgram_size != 0)
 		return usage_error(err, errlen,
 		                   "--dgram-size and --verify: frames do not keep datagram sizes");
+	/* after the combination checks, so a wrong combination reads the same in every build */
+	if (cfg->copy == COPY_SPLICE && !zerocopy_available())
+		return usage_error(err, errlen,
+		                   "--copy=splice: this build has no splice (configure "
+		                   "--disable-splice, or not Linux)");
 	cfg->checksum |= cfg->verify; /* the report shows the digests both ends compared */
 	if (cfg->exit_on_peer_eof < 0)
 		cfg->exit_on_peer_eof = isatty(STDIN_FILENO);
