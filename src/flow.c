@@ -30,7 +30,13 @@ static void flow_failed(struct flow *f, int is_write, int err)
 /* --verify: this flow carries frames (sending) or takes them apart (receiving). */
 static int framed(const struct flow *f)
 {
-	return f->verify != NULL && f->verify->on;
+	return f->verify != NULL && f->verify->on && !f->verify->datagram;
+}
+
+/* --verify over datagrams: plain --seq datagrams, with control datagrams around them. */
+static int dgram_verified(const struct flow *f)
+{
+	return f->verify != NULL && f->verify->on && f->verify->datagram;
 }
 
 /* A --verify protocol failure: the relay reports why with exit status 6. */
@@ -154,6 +160,64 @@ static int flow_sniff(struct flow *f)
 }
 
 /*
+ * A datagram that may be a --verify control datagram: its first CTL_HEADER
+ * bytes at head, the rest (len bytes) at body. With --verify over datagrams
+ * it goes to dgverify.c; the peer's data may come only after its hello. Without
+ * --verify, a peer's hello is refused, and told so. 1: consumed (not data);
+ * 0: data; -1: failed (errno EPROTO, verify->why).
+ */
+static int flow_control(struct flow *f, const unsigned char *head, const unsigned char *body,
+                        size_t len)
+{
+	struct ctl c;
+	int rc = verify_ctl_decode(head, body, len, &c);
+
+	errno = EPROTO;
+	if (f->verify == NULL)
+		return 0;
+	if (!dgram_verified(f)) {
+		if (rc != 1 || c.type != CTL_HELLO)
+			return 0;
+		dgverify_send(f->src, &(struct ctl){.type = CTL_REFUSE});
+		flow_protocol_failed(f, 0,
+		                     "the peer sends --verify datagrams; give --verify at "
+		                     "this end too");
+		return -1;
+	}
+	if (rc < 0) {
+		flow_protocol_failed(f, 0, "the peer sent a malformed control datagram");
+		return -1;
+	}
+	if (rc == 1) {
+		f->moved = 1; /* the peer is alive: not idle for -w */
+		if (dgverify_receive(f->verify, &c, report_now()) == 0)
+			return 1;
+		flow_failed(f, 0, EPROTO);
+		return -1;
+	}
+	if (f->verify->hello_seen)
+		return 0;
+	/* a peer without --verify: our hello tells a fastcat one why it fails too */
+	dgverify_send(f->src, &(struct ctl){.type = CTL_HELLO, .flags = CTL_ANSWER});
+	flow_protocol_failed(f, 0,
+	                     "the peer's data came without the verify hello (is --verify "
+	                     "given at both ends?)");
+	return -1;
+}
+
+/* flow_control for a datagram of n bytes, header apart with --seq. */
+static int flow_control_datagram(struct flow *f, const unsigned char *header,
+                                 const unsigned char *payload, ssize_t n)
+{
+	if (f->seq)
+		return n < SEQ_HEADER ? 0
+		                      : flow_control(f, header, payload, (size_t)n - SEQ_HEADER);
+	return n < CTL_HEADER
+	           ? 0
+	           : flow_control(f, payload, payload + CTL_HEADER, (size_t)n - CTL_HEADER);
+}
+
+/*
  * A connectionless listener locks onto its peer with connect(), but the
  * kernel keeps the datagrams that others sent before that, and the relay
  * would read them: they are dropped here (and named with -v), so that nothing
@@ -197,6 +261,11 @@ static ssize_t flow_recv(struct flow *f, size_t want)
 	n = recvmsg(f->src, &msg, 0);
 	if (n >= 0 && f->only_peer && !flow_from_peer(f, &from, msg.msg_namelen))
 		return -2;
+	if (n > 0) {
+		int rc = flow_control_datagram(f, header, iov[1].iov_base, n);
+		if (rc != 0)
+			return rc > 0 ? -2 : -1;
+	}
 	return n < 0 ? n : flow_account(f, n, msg.msg_flags, header);
 }
 
@@ -238,6 +307,16 @@ static ssize_t flow_recv_batch(struct flow *f)
 
 		if (f->only_peer && !flow_from_peer(f, &from[i], msgs[i].msg_namelen))
 			continue;
+		if (lens[i] > 0) {
+			int rc = flow_control_datagram(f, headers[i],
+			                               (unsigned char *)base + (size_t)i * slot,
+			                               (ssize_t)lens[i]);
+			if (rc < 0)
+				return -1; /* what came before it is not written: the session fails
+				            */
+			if (rc > 0)
+				continue;
+		}
 		len = flow_account(f, (ssize_t)lens[i], msgs[i].msg_flags, headers[i]);
 		if (len > 0) {
 			if (produced != (size_t)i * slot) /* full slots are already in place */
@@ -310,6 +389,8 @@ static int flow_drained(const struct flow *f)
 {
 	const struct verify *v = f->verify;
 
+	if (dgram_verified(f) && f->kind == FLOW_SEND)
+		return v->hello_seen; /* our END goes after the handshake */
 	if (f->method != METHOD_RW || !framed(f) || f->kind == FLOW_RECEIVE)
 		return 1;
 	/* our VERDICT answers the peer's END; a peer that closed without one gets none */
@@ -403,6 +484,8 @@ static int flow_read(struct flow *f)
 	} else if (errno == EAGAIN || errno == EWOULDBLOCK) {
 		f->src_ready = 0;
 	} else if (errno == ECONNREFUSED && f->soft_refusal) {
+		if (f->verify != NULL)
+			f->verify->unreachable = 1;
 		/*
 		 * An ICMP "port unreachable" for something we sent; Linux reports it
 		 * before datagrams already queued, which must still be read. A lost
@@ -664,7 +747,12 @@ static ssize_t flow_send_eof(struct flow *f)
  */
 static int flow_finish(struct flow *f)
 {
-	if (f->eof_datagram) {
+	struct verify *v = f->verify;
+
+	if (dgram_verified(f) && f->kind == FLOW_SEND) {
+		v->end_due = 1; /* our END says it (dgverify.c), until the peer's VERDICT */
+		v->sent_datagrams = f->next_seq;
+	} else if (f->eof_datagram) {
 		if (!f->dst_ready)
 			return 0;
 		if (flow_send_eof(f) < 0) {
@@ -687,8 +775,14 @@ static int flow_finish(struct flow *f)
 			close(devnull);
 		}
 	}
-	if (f->kind == FLOW_RECEIVE && f->verify != NULL)
-		f->verify->peer_done = 1;
+	if (f->kind == FLOW_RECEIVE && v != NULL)
+		v->peer_done = 1;
+	if (f->kind == FLOW_RECEIVE && dgram_verified(f)) {
+		/* every datagram before the peer's END is written: our VERDICT can go */
+		v->delivered_bytes = f->stats->bytes;
+		v->delivered_digest = digest_final(&f->stats->digest);
+		v->verdict_ready = 1;
+	}
 	f->running = 0;
 	f->stats->finished = report_now();
 	return 1;
@@ -739,6 +833,12 @@ static int flow_write_limited(struct flow *f, size_t want)
 	return 0;
 }
 
+/* --verify over datagrams: no data goes before the peer's hello came. */
+static int flow_may_send(const struct flow *f)
+{
+	return !dgram_verified(f) || f->kind == FLOW_RECEIVE || f->verify->hello_seen;
+}
+
 /*
  * Move data until the flow would block, finishes, or used its budget.
  * A read is made only when read_min bytes of room are left at the tail (for
@@ -758,12 +858,16 @@ enum pump_result flow_pump(struct flow *f)
 			if (queued < 0)
 				return PUMP_FAILED;
 		}
+		if (dgram_verified(f) && f->kind == FLOW_RECEIVE && !f->src_eof &&
+		    dgverify_input_done(f->verify, &f->stats->seq, report_now()))
+			f->src_eof = 1; /* the peer's END, and its datagrams are in (or lost) */
 		len = flow_len(f);
 		int can_read = !f->src_eof && f->src_ready && flow_room(f) >= f->read_min;
 		int whole = !f->exact || len >= f->write_size || f->src_eof;
 		size_t want = 0;
 
-		if (len > 0 && f->dst_ready && whole && (len >= f->write_size || !can_read))
+		if (len > 0 && f->dst_ready && whole && (len >= f->write_size || !can_read) &&
+		    flow_may_send(f))
 			want = flow_write_len(f, len);
 		if (want > 0) {
 			if ((f->limited ? flow_write_limited(f, want) : flow_write(f, want)) < 0)
@@ -901,12 +1005,15 @@ int flow_init(struct flow *f, const struct flow_setup *setup, struct flow_stats 
 		f->dgram_src = 1;
 		if (f->read_size < t->receive_buffer)
 			f->read_size = t->receive_buffer;
-		f->ignore_empty = t->connectionless && !cfg->dgram_eof;
+		/* with --verify over datagrams, the END is the EOF */
+		f->ignore_empty = t->connectionless && (!cfg->dgram_eof || dgram_verified(f));
 		f->soft_refusal = t->connectionless;
 		if (t->connectionless && cfg->listen)
 			flow_lock_peer(f);
 		f->seq = cfg->seq;
 		f->recv_slot = cfg->dgram_size;
+		if (dgram_verified(f) && f->recv_slot != 0 && f->recv_slot < CTL_MAX - CTL_HEADER)
+			f->recv_slot = CTL_MAX - CTL_HEADER; /* a control datagram fits whole */
 		seqtrack_init(&stats->seq);
 	}
 	f->read_min = f->exact ? 1 : f->read_size;

@@ -675,17 +675,15 @@ static int check_combinations(struct config *cfg, const struct seen *seen, char 
 		return usage_error(err, errlen,
 		                   "--copy=splice and --checksum: the digest needs the bytes; "
 		                   "use --copy=auto or rw");
-	if (cfg->verify && cfg->transport->connectionless)
-		return usage_error(err, errlen,
-		                   "--verify: needs a connected transport (tcp, unix, "
-		                   "unix-seqpacket); for datagrams use --seq");
 	if (cfg->verify && cfg->copy == COPY_SPLICE)
 		return usage_error(err, errlen,
 		                   "--copy=splice and --verify: the digest needs the bytes; "
 		                   "use --copy=auto or rw");
-	if (cfg->verify && cfg->dgram_size != 0)
+	if (cfg->verify && cfg->dgram_size != 0 && !cfg->transport->connectionless)
 		return usage_error(err, errlen,
 		                   "--dgram-size and --verify: frames do not keep datagram sizes");
+	/* over udp and unix-dgram the data goes as numbered datagrams (dgverify.c) */
+	cfg->seq |= cfg->verify && cfg->transport->connectionless;
 	/* after the combination checks, so a wrong combination reads the same in every build */
 	if (cfg->copy == COPY_SPLICE && !zerocopy_available())
 		return usage_error(err, errlen,

@@ -96,6 +96,7 @@ static long relay_rate_wait(const struct relay *r, double now)
 static int relay_poll_timeout(const struct relay *r, double now, long rate_wait)
 {
 	double until = -1, drawing = progress_due(&r->progress);
+	double control = dgverify_due(&r->s->verify, r->flows[FLOW_RECEIVE].running, now);
 	long idle_ms = r->s->cfg->timeout_ms, ms;
 
 	if (idle_ms >= 0)
@@ -104,6 +105,8 @@ static int relay_poll_timeout(const struct relay *r, double now, long rate_wait)
 		until = r->quit_at;
 	if (drawing > 0 && (until < 0 || drawing < until))
 		until = drawing;
+	if (control >= 0 && (until < 0 || control < until))
+		until = control;
 	if (until < 0)
 		ms = -1;
 	else if (until <= now)
@@ -121,9 +124,11 @@ static int relay_done(struct relay *r, double now)
 	const struct config *cfg = r->s->cfg;
 	const struct flow *send = &r->flows[FLOW_SEND], *recv = &r->flows[FLOW_RECEIVE];
 
-	if (!send->running && !recv->running)
+	int confirmed = !r->s->verify.datagram || dgverify_finished(&r->s->verify);
+
+	if (!send->running && !recv->running && confirmed)
 		return 1; /* every enabled direction passed its EOF on */
-	if (cfg->exit_on_peer_eof && recv->enabled && !recv->running)
+	if (cfg->exit_on_peer_eof && recv->enabled && !recv->running && confirmed)
 		return 1; /* the peer is done and the user asked not to wait for stdin */
 	if (r->quit_at > 0 && now >= r->quit_at) {
 		progress_clear(&r->progress);
@@ -183,6 +188,8 @@ static int relay_setup(struct relay *r, struct session *s, int in_fd, int out_fd
 	r->flows[FLOW_SEND].src_eof = cfg->recv_only;
 	s->receive_buffer = r->flows[FLOW_RECEIVE].read_size;
 	r->last_activity = report_now();
+	if (s->verify.datagram)
+		dgverify_start(&s->verify, cfg, s->ep, r->last_activity);
 	progress_start(&r->progress, s, in_fd);
 	stdio_nonblock(r, in_fd, out_fd);
 	return 0;
@@ -226,6 +233,26 @@ static int relay_pump_all(struct relay *r)
 }
 
 /*
+ * --verify over datagrams: the control datagrams' round (dgverify.c). What
+ * the peer said counts as activity for -w. 0, or -1 when the session failed.
+ */
+static int relay_control(struct relay *r, double now)
+{
+	struct verify *v = &r->s->verify;
+	int status;
+
+	if (!v->datagram)
+		return 0;
+	status = dgverify_tick(r->s, r->flows[FLOW_RECEIVE].running, now);
+	if (v->last_heard > r->last_activity)
+		r->last_activity = v->last_heard;
+	if (status == 0)
+		return 0;
+	relay_fail(r, status, "%s", v->why);
+	return -1;
+}
+
+/*
  * Move data until both directions have passed their EOF on, or until an
  * error, timeout or stop signal; the outcome goes into s. The fds are tried
  * first and polled only when a syscall said EAGAIN, so a one-way transfer
@@ -234,11 +261,11 @@ static int relay_pump_all(struct relay *r)
 void relay_run(struct session *s, int in_fd, int out_fd)
 {
 	struct relay r;
-	struct pollfd pfd[4];
+	struct pollfd pfd[5]; /* stdin, socket, socket, stdout; the socket for control */
 
 	if (relay_setup(&r, s, in_fd, out_fd) == 0) {
 		for (;;) {
-			int busy, n = 0, nsend, timeout;
+			int busy, n = 0, nsend, nflows, timeout;
 			long rate_wait;
 			double now;
 
@@ -256,15 +283,20 @@ void relay_run(struct session *s, int in_fd, int out_fd)
 			if (busy < 0)
 				break;
 			now = report_now();
+			if (relay_control(&r, now) != 0)
+				break;
 			relay_note_progress(&r, now);
 			if (relay_done(&r, now))
 				break;
 			progress_tick(&r.progress, now);
 			nsend = flow_poll_events(&r.flows[FLOW_SEND], pfd);
-			n = nsend + flow_poll_events(&r.flows[FLOW_RECEIVE], pfd + nsend);
+			n = nflows = nsend + flow_poll_events(&r.flows[FLOW_RECEIVE], pfd + nsend);
+			if (dgverify_wants_read(&s->verify, r.flows[FLOW_RECEIVE].running))
+				pfd[n++] = (struct pollfd){.fd = s->ep->fd, .events = POLLIN};
 			/* a flow waiting on its --rate-limit bucket sleeps here, fds or not */
 			rate_wait = relay_rate_wait(&r, now);
-			if (n == 0 && rate_wait < 0)
+			if (n == 0 && rate_wait < 0 &&
+			    dgverify_due(&s->verify, r.flows[FLOW_RECEIVE].running, now) < 0)
 				continue;
 			timeout = busy ? 0 : relay_poll_timeout(&r, now, rate_wait);
 			if (poll(pfd, (nfds_t)n, timeout) < 0 && errno != EINTR) {
@@ -272,7 +304,7 @@ void relay_run(struct session *s, int in_fd, int out_fd)
 				break;
 			}
 			flow_poll_result(&r.flows[FLOW_SEND], pfd, nsend);
-			flow_poll_result(&r.flows[FLOW_RECEIVE], pfd + nsend, n - nsend);
+			flow_poll_result(&r.flows[FLOW_RECEIVE], pfd + nsend, nflows - nsend);
 		}
 		/* the report or the error line comes next, on a line of its own */
 		progress_clear(&r.progress);

@@ -156,3 +156,76 @@ void verify_conclude(struct session *s)
 		v->verified = 1;
 	}
 }
+
+/*
+ * --verify over datagrams (udp, unix-dgram): control datagrams. The first
+ * byte 0xff sets them apart from --seq data, whose 8-byte number would need
+ * 2^56 datagrams to start so.
+ */
+static const unsigned char ctl_magic[4] = {0xff, 'F', 'C', 'V'};
+
+static size_t ctl_body_len(int type)
+{
+	switch (type) {
+	case CTL_HELLO: return 1;
+	case CTL_END: return 24;
+	case CTL_VERDICT: return 32;
+	case CTL_DONE:
+	case CTL_REFUSE: return 0;
+	default: return (size_t)-1;
+	}
+}
+
+/* Encode a control datagram into out (CTL_MAX bytes). Returns its length. */
+size_t verify_ctl_encode(unsigned char *out, const struct ctl *c)
+{
+	size_t body = ctl_body_len(c->type);
+
+	memcpy(out, ctl_magic, sizeof ctl_magic);
+	out[4] = (unsigned char)c->type;
+	out[5] = CTL_VERSION;
+	out[6] = out[7] = 0;
+	switch (c->type) {
+	case CTL_HELLO: out[CTL_HEADER] = (unsigned char)c->flags; break;
+	case CTL_VERDICT: put_be64(out + CTL_HEADER + 24, c->lost); /* fall through */
+	case CTL_END:
+		put_be64(out + CTL_HEADER, c->datagrams);
+		put_be64(out + CTL_HEADER + 8, c->bytes);
+		put_be64(out + CTL_HEADER + 16, c->digest);
+		break;
+	default: break;
+	}
+	return CTL_HEADER + body;
+}
+
+/*
+ * Decode a datagram whose first CTL_HEADER bytes are head and the rest, len
+ * bytes, body (apart, as --seq reads them). 1: a control datagram, in *out;
+ * 0: not one (data); -1: the control magic with a bad version, type, flags,
+ * reserved bytes or length.
+ */
+int verify_ctl_decode(const unsigned char *head, const unsigned char *body, size_t len,
+                      struct ctl *out)
+{
+	if (memcmp(head, ctl_magic, sizeof ctl_magic) != 0)
+		return 0;
+	memset(out, 0, sizeof *out);
+	if (head[5] != CTL_VERSION || head[6] != 0 || head[7] != 0 || ctl_body_len(head[4]) != len)
+		return -1;
+	out->type = (enum ctl_type)head[4];
+	switch (out->type) {
+	case CTL_HELLO:
+		if (body[0] & ~(CTL_HAVE_YOURS | CTL_ANSWER))
+			return -1;
+		out->flags = body[0];
+		break;
+	case CTL_VERDICT: out->lost = get_be(body + 24, 8); /* fall through */
+	case CTL_END:
+		out->datagrams = get_be(body, 8);
+		out->bytes = get_be(body + 8, 8);
+		out->digest = get_be(body + 16, 8);
+		break;
+	default: break;
+	}
+	return 1;
+}

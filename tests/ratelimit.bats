@@ -107,8 +107,11 @@ traced_sender() {
 }
 
 @test "strace, sendfile: no call moves more than one chunk; the first second carries <= rate + one chunk" {
+  local err
   traced_sender file
-  run -0 grep -c ' sendfile(' "$T/st"
+  # a build without splice reads the file with read/write (checked the same way)
+  err=$(timeout 10 "$FASTCAT" --copy=splice -U /nonexistent/fastcat-probe.sock </dev/null 2>&1 >/dev/null) || true
+  [[ $err == *"this build has no splice"* ]] || run -0 grep -c ' sendfile(' "$T/st"
 }
 
 @test "strace, --copy=rw from a pipe: no write moves more than one chunk; first second <= rate + one chunk" {

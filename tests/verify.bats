@@ -116,7 +116,7 @@ last_line() {
   prev=$(tail -n 2 "$1" | head -n 1)
   grep -Eqx -- "$2" <<<"$last" || fail "${1##*/}: last line not /^$2\$/:
 $(tail -n 5 "$1")"
-  grep -Eq '^(fastcat: (tcp|unix|unix-seqpacket) .* -> |\{"fastcat":)' <<<"$prev" ||
+  grep -Eq '^(fastcat: (tcp|udp|unix|unix-dgram|unix-seqpacket) .* -> |\{"fastcat":)' <<<"$prev" ||
     fail "${1##*/}: the line before the error is not the report's last: '$prev'"
 }
 
@@ -493,17 +493,72 @@ usage_verify() {
   assert_equal "stdout: '$output'" "stdout: ''"
 }
 
-@test "usage: --verify with udp, unix-dgram, --copy=splice or --dgram-size: exit 2, one line naming --verify" {
-  usage_verify -u 127.0.0.1 9
-  [[ $stderr == *"needs a connected transport"* ]] || fail "$stderr"
-  usage_verify -l -u 127.0.0.1 0
-  usage_verify --transport unix-dgram "$T/x.sock"
-  usage_verify -Uu "$T/x.sock"
-  [[ ! -e $T/x.sock ]] || fail "a socket file was created"
+@test "usage: --verify with --copy=splice, or --dgram-size on a stream transport: exit 2, one line naming --verify" {
   usage_verify -U --transport unix-seqpacket --dgram-size 1024 "$T/x.sock"
   [[ $stderr == *"--dgram-size"* ]] || fail "$stderr"
   # the combination is refused the same way whether or not this build has splice
   usage_verify --copy=splice 127.0.0.1 9
   [[ $stderr == *"--copy=splice"* ]] || fail "$stderr"
   usage_verify -l --copy=splice 127.0.0.1 0
+}
+
+# ------------------------------------------------- datagrams (udp, unix-dgram)
+
+@test "udp and unix-dgram, 3 MB one way: both ends verified (control datagrams), byte-exact" {
+  mkpayload "$T/A" 3000000
+  fc_listen L -- -u --verify
+  vclient C "$T/A" "$T/c.out" -u -B 8K "$L_PORT"
+  ends_exit 0 0
+  assert_same_bytes "$T/A" "$T/L.out"
+  grep -qx 'fastcat: verified: the peer confirmed the 0 bytes sent, and the 3000000 bytes received match what it sent' "$T/L.err" ||
+    fail "no verified line: $(cat "$T/L.err")"
+  fc_ulisten L2 -- -Uu --verify
+  bg_start C2 "$T/A" "$T/c2.out" "$FASTCAT" --verify -Uu -B 4K --report=json "$L2_PATH"
+  LPID=$L2_PID CPID=$C2_PID ends_exit 0 0
+  assert_same_bytes "$T/A" "$T/L2.out"
+  jq_is "$(json_report "$T/C2.err")" '[.verified, .sent.bytes] | map(tostring) | join(" ")' "true 3000000"
+}
+
+@test "udp --verify, both directions and empty input: verified" {
+  mkpayload "$T/A" 200000
+  mkpayload "$T/B" 300000
+  fc_listen L --in "$T/B" -- -u --verify
+  vclient C "$T/A" "$T/c.out" -u -B 4K "$L_PORT"
+  ends_exit 0 0
+  assert_same_bytes "$T/A" "$T/L.out"
+  assert_same_bytes "$T/B" "$T/c.out"
+  fc_listen L2 -- -u --verify
+  bg_start C2 /dev/null "$T/c2.out" "$FASTCAT" --verify -u 127.0.0.1 "$L2_PORT"
+  LPID=$L2_PID CPID=$C2_PID ends_exit 0 0
+  assert_equal "$(stat -c %s "$T/L2.out")" 0
+}
+
+@test "udp: one end without --verify: the --verify end and plain fastcat exit 6, messages name --verify" {
+  mkpayload "$T/A" 100000
+  # --verify client, plain listener: the listener refuses the hello and says so
+  fc_listen L -- -u
+  vclient C "$T/A" "$T/c.out" -u "$L_PORT"
+  ends_exit 6 6 20
+  last_line "$T/L.err" 'fastcat: --verify: the peer sends --verify datagrams; give --verify at this end too'
+  only_line "$T/C.err" 'fastcat: --verify: the peer runs without --verify and refused our hello \(give --verify at both ends\)'
+  assert_equal "listener stdout $(stat -c %s "$T/L.out")" "listener stdout 0"
+  # plain --seq client, --verify listener: nothing written, both told
+  fc_listen L2 -- -u --verify
+  bg_start C2 "$T/A" "$T/c2.out" "$FASTCAT" -u --seq 127.0.0.1 "$L2_PORT"
+  # the plain client reads our hello (6), or its next send finds us gone (5): never 0
+  local lrc crc
+  wait_exit crc "$C2_PID" 20 || true
+  wait_exit lrc "$L2_PID" 20 || true
+  assert_equal "listener exit $lrc" "listener exit 6"
+  [[ $crc == 5 || $crc == 6 ]] || fail "plain client exit $crc: $(cat "$T/C2.err")"
+  last_line "$T/L2.err" "fastcat: --verify: the peer's data came without the verify hello \(is --verify given at both ends\?\)"
+  assert_equal "listener stdout $(stat -c %s "$T/L2.out")" "listener stdout 0"
+}
+
+@test "udp --verify with nobody listening: exit 3 after -w, one line naming the port" {
+  local port
+  port=$(python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  run --separate-stderr timeout 20 "$FASTCAT" --verify -u -w 1 127.0.0.1 "$port" </dev/null
+  assert_equal "exit $status" "exit 3"
+  assert_regex "$stderr" '^fastcat: --verify: no answer from 127\.0\.0\.1:[0-9]+ in 1 s: its port is unreachable \(nothing listening\?\)$'
 }
