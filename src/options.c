@@ -36,6 +36,7 @@ enum {
 	OPT_INTERVAL,
 	OPT_SIZE,
 	OPT_RATE_LIMIT,
+	OPT_HELP_ALL,
 };
 
 static const char short_options[] = ":lk46nvhVB:O:I:w:Nq:duU";
@@ -46,6 +47,7 @@ static const struct option long_options[] = {
     {"numeric", no_argument, NULL, 'n'},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
+    {"help-all", no_argument, NULL, OPT_HELP_ALL},
     {"version", no_argument, NULL, 'V'},
     {"chunk-size", required_argument, NULL, 'B'},
     {"read-size", required_argument, NULL, OPT_READ_SIZE},
@@ -79,7 +81,37 @@ static const struct option long_options[] = {
     {NULL, 0, NULL, 0},
 };
 
+/*
+ * --help: the most-used options on one 80x24 screen (tests/usage.bats checks
+ * the size); every option is in usage_all_text and the man page.
+ */
 static const char usage_text[] =
+    "usage: fastcat [options] host port            connect\n"
+    "       fastcat -l [options] [address] port    listen (port 0: any free port)\n"
+    "       fastcat -U [-l] [options] path|@name   Unix socket (@name: abstract)\n"
+    "Connection:  -l listen   -k with -l: serve one connection after another\n"
+    "  -4, -6 IPv4 or IPv6 only   -n no DNS   -w SECS connect and idle timeout\n"
+    "Transport:   -u udp   -U unix   -Uu unix-dgram\n"
+    "  --transport NAME  tcp (default), udp, unix, unix-dgram, unix-seqpacket\n"
+    "Speed (SIZE: 64k, 1M, 1G; powers of 1024):\n"
+    "  -B, --chunk-size SIZE  bytes per read() and write() (default 96K; unix 1M)\n"
+    "  -O, -I SIZE  SO_SNDBUF, SO_RCVBUF (default: the kernel's; TCP autotunes)\n"
+    "  --copy=MODE  auto (zero-copy where possible), rw, splice\n"
+    "End of data: at stdin EOF the socket is half-closed, and fastcat exits 0\n"
+    "  after the peer's EOF.   -q SECS  then wait at most SECS for the peer\n"
+    "  -d  do not read stdin   --send-only  do not write stdout\n"
+    "  --exit-on-peer-eof  exit at the peer's EOF (default when stdin is a tty)\n"
+    "Report:\n"
+    "  -v  progress on stderr, and the report at exit   --progress  a live line\n"
+    "  --report[=human|json]  the report at exit, and on SIGUSR1\n"
+    "  --checksum  XXH64 of each direction   --verify  both ends confirm it\n"
+    "Other: -V version, --bench built-in benchmark, --rate-limit RATE\n"
+    "Exit status: 0 all data moved, 1 other failure, 2 usage, 3 could not connect,\n"
+    "4 timeout, 5 peer reset or closed early, 6 --verify mismatch, 7 stdout write.\n"
+    "All options: fastcat --help-all; details: man fastcat\n";
+
+/* --help-all: every option; tests/completion.bats checks the completions against it. */
+static const char usage_all_text[] =
     "usage: fastcat [options] host port          connect\n"
     "       fastcat -l [options] [address] port  listen (port 0: any free port)\n"
     "       fastcat -U [-l] [options] path|@name  Unix socket (@name: abstract)\n"
@@ -136,7 +168,8 @@ static const char usage_text[] =
     "      --bench-transports LIST\n"
     "                           pipe,memcpy,tcp,udp,unix,unix-dgram,unix-seqpacket\n"
     "      --bench-sizes LIST   sizes, 1 to 64M (default 1,1k,4k,16k,64k,256k,1M)\n"
-    "  -h, --help, -V, --version\n"
+    "  -h, --help               the most-used options; --help-all: this list\n"
+    "  -V, --version            print the version\n"
     "\n"
     "SIZE takes k/K/KiB, m/M/MiB, g/G/GiB suffixes (powers of 1024).\n"
     "Exit status: 0 all data moved, 1 other failure, 2 usage, 3 could not connect,\n"
@@ -770,6 +803,7 @@ int options_parse(int argc, char **argv, struct config *cfg, char *err, size_t e
 	        c = getopt_long(argc, argv, short_options, long_options, &longindex)) != -1) {
 		switch (c) {
 		case 'h': options_usage(); return -1;
+		case OPT_HELP_ALL: fputs(usage_all_text, stdout); return -1;
 		case 'V': printf("fastcat %s\n", FASTCAT_VERSION); return -1;
 		case ':':
 			typed_label(argv[optind - 1], optopt, label, sizeof label);

@@ -258,8 +258,8 @@ wait_rxq_above() {
   [[ ! -e $T/s ]] || fail "a usage error created $T/s"
 }
 
-@test "--help names --allow, --deny and --unix-mode" {
-  run -0 --separate-stderr "$FASTCAT" --help
+@test "--help-all names --allow, --deny and --unix-mode" {
+  run -0 --separate-stderr "$FASTCAT" --help-all
   assert_output --partial '--allow|--deny CIDR'
   assert_output --partial '--unix-mode MODE'
 }

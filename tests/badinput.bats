@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# badinput.bats - bad input, from tables: every option of --help that takes a
+# badinput.bats - bad input, from tables: every option of --help-all that takes a
 # value (0, negative, overflow, unknown suffixes, empty, not numeric, spaces),
 # ports, hosts, Unix paths and the combinations options.c refuses. Each row
 # must exit with its status (2 for usage; 1 or 3 for run-time failures), print

@@ -162,10 +162,10 @@ row_words() {
   done
 }
 
-@test "--help: the --bench options, every line within 80 columns" {
-  run -0 "$FASTCAT" --help
+@test "--help-all: the --bench options, every line within 80 columns" {
+  run -0 "$FASTCAT" --help-all
   for o in --bench --bench-time --bench-transports --bench-sizes; do
-    grep -Eq -- "^ +$o( |$)" <<<"$output" || fail "--help lacks $o"
+    grep -Eq -- "^ +$o( |$)" <<<"$output" || fail "--help-all lacks $o"
   done
   run awk 'length($0) > 80' <<<"$output"
   assert_output ''

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # completion.bats - the shell completions of contrib/completion/: the bash one
 # driven through bash-completion's _init_completion the way readline calls it,
-# checked against the options "fastcat --help" lists (so it cannot drift); the
+# checked against the options "fastcat --help-all" lists (so it cannot drift); the
 # zsh one parsed by zsh -n and checked against the same list; and
 # "make install DESTDIR=..." from the build tree installs the program, the man
 # page and both completions.
@@ -61,18 +61,20 @@ DRIVER
     "$COMPL_DIR/fastcat.bash" "$@")
 }
 
-# The long options "fastcat --help" documents, one a line, without "--".
+# The long options "fastcat --help-all" documents, one a line, without "--"
+# (--help is a one-screen summary; --help-all lists them all).
 help_long_options() {
-  "$FASTCAT" --help | grep -oE -- '--[a-z][a-z0-9-]*' | sed 's/^--//' | LC_ALL=C sort -u
+  "$FASTCAT" --help-all | grep -oE -- '--[a-z][a-z0-9-]*' | sed 's/^--//' | LC_ALL=C sort -u
 }
 
-@test "completion: fastcat --help lists long options to check against" {
+@test "completion: fastcat --help-all lists long options to check against" {
   run help_long_options
   assert_success
   # not vacuous: the option table has some thirty long options
-  ((${#lines[@]} >= 25)) || fail "only ${#lines[@]} long options found in --help: $output"
+  ((${#lines[@]} >= 25)) || fail "only ${#lines[@]} long options found in --help-all: $output"
   assert_line transport
   assert_line unix-mode
+  assert_line help-all
 }
 
 @test "completion(bash): --tr completes to --transport" {
@@ -121,11 +123,11 @@ help_long_options() {
   done
 }
 
-@test "completion(bash): every long option of fastcat --help is known" {
+@test "completion(bash): every long option of fastcat --help-all is known" {
   skip_unless_bash_completion
   local -a opts reqs=()
   mapfile -t opts < <(help_long_options)
-  ((${#opts[@]} >= 25)) || fail "too few options in --help"
+  ((${#opts[@]} >= 25)) || fail "too few options in --help-all"
   local o
   for o in "${opts[@]}"; do reqs+=("fastcat --$o"); done
   run complete_lines "${reqs[@]}"
@@ -135,28 +137,28 @@ help_long_options() {
   for i in "${!opts[@]}"; do
     [[ " ${lines[i]} " == *" --${opts[i]} "* ]] || missing+=" --${opts[i]}"
   done
-  [[ -z $missing ]] || fail "long options of --help the bash completion does not offer:$missing"
+  [[ -z $missing ]] || fail "long options of --help-all the bash completion does not offer:$missing"
 }
 
-@test "completion(bash): every short option of fastcat --help is offered" {
+@test "completion(bash): every short option of fastcat --help-all is offered" {
   skip_unless_bash_completion
   run complete_lines 'fastcat -'
   assert_success
   local o missing=
-  for o in $("$FASTCAT" --help | grep -oE -- '(^|[ ,])-[a-zA-Z0-9]\b' | tr -d ' ,' | sort -u); do
+  for o in $("$FASTCAT" --help-all | grep -oE -- '(^|[ ,])-[a-zA-Z0-9]\b' | tr -d ' ,' | sort -u); do
     [[ " ${lines[0]} " == *" $o "* ]] || missing+=" $o"
   done
-  [[ -z $missing ]] || fail "short options of --help not offered after '-':$missing"
+  [[ -z $missing ]] || fail "short options of --help-all not offered after '-':$missing"
 }
 
-@test "completion(zsh): _fastcat parses and knows every long option of --help" {
+@test "completion(zsh): _fastcat parses and knows every long option of --help-all" {
   local f=$COMPL_DIR/_fastcat o missing=
   [[ -f $f ]] || fail "$f is missing"
   head -n 1 "$f" | grep -qx '#compdef fastcat' || fail "_fastcat does not start with #compdef fastcat"
   for o in $(help_long_options); do
     grep -qE -- "--$o[]=[}+-]" "$f" || missing+=" --$o"
   done
-  [[ -z $missing ]] || fail "long options of --help _fastcat does not declare:$missing"
+  [[ -z $missing ]] || fail "long options of --help-all _fastcat does not declare:$missing"
   command -v zsh >/dev/null 2>&1 || skip "zsh is not installed (the option check above passed)"
   run zsh -n "$f"
   assert_success

@@ -33,8 +33,8 @@ no_such_path() {
     fail "args [$*]: expected 'connect $p: No such file or directory', got: $stderr"
 }
 
-@test "--help mentions --transport, --dgram-size and --no-dgram-eof" {
-  run -0 --separate-stderr "$FASTCAT" --help
+@test "--help-all mentions --transport, --dgram-size and --no-dgram-eof" {
+  run -0 --separate-stderr "$FASTCAT" --help-all
   assert_output --partial '--transport'
   assert_output --partial '--dgram-size'
   assert_output --partial '--no-dgram-eof'

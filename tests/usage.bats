@@ -2,7 +2,8 @@
 # usage.bats - command-line validation: every usage error exits 2 with its
 # one-line message on stderr and nothing on stdout; valid spellings are
 # accepted (they get as far as connecting to a closed port: exit 1);
-# --help and --version.
+# --help (one screen), --help-all (every option of the getopt table) and
+# --version.
 
 load helpers
 
@@ -52,6 +53,49 @@ accepted() {
     assert_output --partial '-l'
     assert_output --partial '--chunk-size'
   done
+}
+
+# The long options of the getopt table in src/options.c, one a line, without "--".
+table_long_options() {
+  sed -n 's/^ *{"\([a-z][a-z0-9-]*\)", *\(no\|required\|optional\)_argument,.*/\1/p' \
+    "$BATS_TEST_DIRNAME/../src/options.c" | LC_ALL=C sort -u
+}
+
+@test "--help fits one 80x24 screen: at most 24 lines of at most 79 columns" {
+  run -0 --separate-stderr "$FASTCAT" --help
+  assert_equal "stderr: '$stderr'" "stderr: ''"
+  ((${#lines[@]} <= 24)) || fail "--help has ${#lines[@]} lines (at most 24)"
+  local l long=
+  for l in "${lines[@]}"; do
+    ((${#l} <= 79)) || long+=$'\n'"${#l}: $l"
+  done
+  [[ -z $long ]] || fail "--help lines over 79 columns:$long"
+  # the way to everything else is the last line
+  assert_line --index $((${#lines[@]} - 1)) --partial 'fastcat --help-all'
+  assert_line --index $((${#lines[@]} - 1)) --partial 'man fastcat'
+}
+
+@test "--help keeps the exit statuses, 0 to 7" {
+  run -0 --separate-stderr "$FASTCAT" --help
+  assert_output --partial 'Exit status:'
+  local n
+  for n in 0 1 2 3 4 5 6 7; do
+    grep -Eq "(^|[ :,])$n [a-z-]" <<<"$output" || fail "--help does not explain exit status $n"
+  done
+}
+
+@test "--help-all: exit 0, nothing on stderr, every long option of the getopt table" {
+  run -0 --separate-stderr "$FASTCAT" --help-all
+  assert_equal "stderr: '$stderr'" "stderr: ''"
+  local -a opts
+  mapfile -t opts < <(table_long_options)
+  # not vacuous: the table has some thirty-five long options
+  ((${#opts[@]} >= 30)) || fail "only ${#opts[@]} long options found in src/options.c"
+  local o missing=
+  for o in "${opts[@]}"; do
+    grep -Eq -- "--$o([^a-z0-9-]|$)" <<<"$output" || missing+=" --$o"
+  done
+  [[ -z $missing ]] || fail "long options --help-all does not list:$missing"
 }
 
 @test "-V and --version print 'fastcat 0.1.0', exit 0" {

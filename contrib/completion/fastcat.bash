@@ -3,7 +3,7 @@
 # Installed as $(datadir)/bash-completion/completions/fastcat, where
 # bash-completion loads it on demand. Keep the option lists in step with
 # long_options/short_options in src/options.c (tests/completion.bats checks
-# every long option of "fastcat --help" is here).
+# every long option of "fastcat --help-all" is here).
 
 _fastcat()
 {
@@ -13,7 +13,7 @@ _fastcat()
     local transports='tcp udp unix unix-dgram unix-seqpacket'
 
     case $prev in
-        -h | --help | -V | --version)
+        -h | --help | --help-all | -V | --version)
             return
             ;;
         --transport)
@@ -58,7 +58,7 @@ _fastcat()
 
     if [[ $cur == --* ]]; then
         local longopts='--listen --keep-listening --numeric --verbose --help
-            --version --chunk-size --read-size --write-size --sndbuf --rcvbuf
+            --help-all --version --chunk-size --read-size --write-size --sndbuf --rcvbuf
             --timeout --exit-on-peer-eof --no-exit-on-peer-eof --recv-only
             --send-only --report --transport --dgram-size --no-dgram-eof
             --checksum --seq --verify --copy --bench --bench-time
