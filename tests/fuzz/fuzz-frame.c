@@ -7,7 +7,10 @@
  *   int verify_hello(const unsigned char *buf, size_t len)
  *       1 for the full hello, 0 for a proper prefix of it, -1 otherwise;
  *   size_t verify_encode(unsigned char *out, const struct frame *fr)
- *       the encoder, checked against the decoder.
+ *       the encoder, checked against the decoder;
+ *   int verify_ctl_decode(head, body, len, struct ctl *out)
+ *       the control datagrams of --verify over udp/unix-dgram: 1, 0 (data)
+ *       or -1; what decodes encodes back to the same bytes.
  *
  * Each call gets an exact-size heap copy, so ASan sees any read past len.
  * Besides not crashing, the answers must agree with each other:
@@ -128,9 +131,41 @@ static void check_hello(const uint8_t *data, size_t size)
 	CHECK(prev != 1 || rc != 0, "the hello at %zu bytes, a prefix at %zu", last, size);
 }
 
+/*
+ * verify_ctl_decode, the --verify control datagram decoder, on the input as
+ * one datagram (header and body in blocks of their own, as --seq reads
+ * them): what decodes as a control datagram encodes back to the same bytes.
+ */
+static void check_ctl(const uint8_t *data, size_t size)
+{
+	unsigned char *head, *body, out[CTL_MAX];
+	size_t len = size - CTL_HEADER;
+	struct ctl c;
+	int rc;
+
+	if (size < CTL_HEADER)
+		return;
+	head = malloc(CTL_HEADER);
+	body = malloc(len ? len : 1);
+	if (head == NULL || body == NULL)
+		abort();
+	memcpy(head, data, CTL_HEADER);
+	memcpy(body, data + CTL_HEADER, len);
+	rc = verify_ctl_decode(head, body, len, &c);
+	CHECK(rc >= -1 && rc <= 1, "rc %d", rc);
+	if (rc == 1) {
+		size_t n = verify_ctl_encode(out, &c);
+		CHECK(n == size && memcmp(out, data, n) == 0,
+		      "type %c: encodes to %zu bytes of %zu", c.type, n, size);
+	}
+	free(head);
+	free(body);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	check_decode(data, size);
 	check_hello(data, size);
+	check_ctl(data, size);
 	return 0;
 }
