@@ -34,23 +34,24 @@ static void dgverify_fail(struct verify *v, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* A full queue drops it (the retry sends it again); a peer gone is noted. */
-static void send_ctl(struct verify *v, const struct ctl *c)
+/*
+ * One control datagram, never waiting: a full queue drops it and the retry
+ * sends it again. Also used by an end without --verify, to refuse a hello,
+ * and by one refusing a plain peer. Returns send()'s result.
+ */
+int dgverify_send(int fd, const struct ctl *c)
 {
 	unsigned char buf[CTL_MAX];
 	size_t n = verify_ctl_encode(buf, c);
 
-	if (send(v->fd, buf, n, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 && errno == ECONNREFUSED)
-		v->unreachable = 1;
+	return send(fd, buf, n, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 ? -1 : 0;
 }
 
-/* Also used by an end without --verify, to refuse a hello, and by one refusing a plain peer. */
-void dgverify_send(int fd, const struct ctl *c)
+/* ... from this session's socket: a peer gone is noted. */
+static void send_ctl(struct verify *v, const struct ctl *c)
 {
-	unsigned char buf[CTL_MAX];
-	size_t n = verify_ctl_encode(buf, c);
-
-	(void)!send(fd, buf, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (dgverify_send(v->fd, c) < 0 && errno == ECONNREFUSED)
+		v->unreachable = 1;
 }
 
 static void send_hello(struct verify *v)
@@ -313,7 +314,7 @@ int dgverify_tick(struct session *s, int receiving, double now)
 	if ((status = note_unreachable(v, s)) != 0)
 		return status;
 	if (v->answer_verdict)
-		dgverify_send(v->fd, &(struct ctl){.type = CTL_DONE});
+		send_ctl(v, &(struct ctl){.type = CTL_DONE});
 	v->answer_verdict = 0;
 	if (v->end_due && !v->end_sent) {
 		send_end(v, s);

@@ -548,7 +548,7 @@ int dgverify_tick(struct session *, int, double);
 int dgverify_wants_read(const struct verify *, int);
 double dgverify_due(const struct verify *, int, double);
 int dgverify_finished(const struct verify *);
-void dgverify_send(int, const struct ctl *);
+int dgverify_send(int, const struct ctl *);
 
 /* seqtrack.c */
 void seqtrack_init(struct seqtrack *);
