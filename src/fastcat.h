@@ -193,6 +193,7 @@ struct config {
 	struct acl acl;    /* --allow/--deny: the peers a TCP or UDP listener takes */
 	mode_t unix_mode;  /* --unix-mode: a Unix listener's socket file mode (default 0600) */
 	uint64_t rate_limit; /* --rate-limit: bytes per second, each direction; 0 = unlimited */
+	size_t rcvlowat;     /* --rcvlowat: wake per this many bytes while data queues, 0 = off */
 	enum copy_mode copy;
 	enum report_format report;
 	int progress;     /* --progress: a live line on stderr, when it is a terminal */
@@ -311,6 +312,16 @@ struct ratelimit {
 	int whole;     /* a write goes whole or waits (datagrams), and may leave a debt */
 };
 
+/* A TCP receiver's SO_RCVLOWAT, on while data queues up (lowat.c). */
+struct lowat {
+	int fd;       /* the socket; -1: not for this flow */
+	int mark;     /* bytes the kernel waits for before it wakes us, while on */
+	size_t chunk; /* a read this large says data is queuing */
+	int on;       /* the mark is set */
+	int logged;   /* -v said so once */
+	double since; /* waiting on poll() with the mark on since, 0 = not waiting */
+};
+
 enum flow_kind { FLOW_SEND, FLOW_RECEIVE };
 
 /* One direction: bytes read from src wait in buf until dst takes them. */
@@ -357,6 +368,7 @@ struct flow {
 	uint64_t frame_left;     /* --verify: payload bytes of the DATA frame at the head */
 	int limited;             /* --rate-limit: writes take tokens from limit */
 	struct ratelimit limit;
+	struct lowat lowat; /* receiving from TCP: wake per --rcvlowat while data queues */
 	/* a connectionless IP listener: datagrams from anyone but peer are dropped */
 	int only_peer;
 	struct sockaddr_storage peer;
@@ -386,6 +398,7 @@ struct transport {
 	size_t receive_buffer; /* bytes to take in a whole datagram */
 	int default_rcvbuf;    /* SO_RCVBUF unless -I is given, 0 = the kernel's */
 	int copy_from_pipe;    /* --copy=auto reads a pipe on stdin rather than splicing it */
+	size_t rcvlowat;       /* default --rcvlowat; 0: the transport has no use for one */
 };
 
 /* The two ends of a --bench link: in == out for a socket, two pipes for "pipe". */
@@ -595,6 +608,13 @@ void log_verbose(const char *, ...) __attribute__((format(printf, 1, 2)));
 void log_warn(const char *, ...) __attribute__((format(printf, 1, 2)));
 void log_error(const char *, ...) __attribute__((format(printf, 1, 2)));
 _Noreturn void log_fatal(int, const char *, ...) __attribute__((format(printf, 2, 3)));
+
+/* lowat.c */
+void lowat_init(struct lowat *, int, size_t, size_t);
+void lowat_read(struct lowat *, size_t);
+void lowat_wait(struct lowat *, double);
+long lowat_wait_ms(const struct lowat *, double);
+int lowat_expired(struct lowat *, double);
 
 /* options.c */
 int options_parse(int, char **, struct config *, char *, size_t);

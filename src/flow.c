@@ -423,6 +423,14 @@ static int flow_fall_back(struct flow *f, int is_write)
 	return -1;
 }
 
+/* The source said EAGAIN: poll() decides when to read again (or the low-water mark's patience). */
+static void flow_source_dry(struct flow *f)
+{
+	f->src_ready = 0;
+	if (f->lowat.on)
+		lowat_wait(&f->lowat, report_now());
+}
+
 /* A zero-copy read: source -> the flow's pipe. */
 static int flow_splice_in(struct flow *f, size_t want)
 {
@@ -434,12 +442,13 @@ static int flow_splice_in(struct flow *f, size_t want)
 		if ((size_t)n > f->stats->max_read)
 			f->stats->max_read = (size_t)n;
 		f->moved = 1;
+		lowat_read(&f->lowat, (size_t)n);
 	} else if (n == 0) {
 		f->src_eof = 1;
 	} else if (errno == EAGAIN && f->piped > 0) {
 		f->pipe_full = 1; /* or the source is dry: a write comes next either way */
 	} else if (errno == EAGAIN) {
-		f->src_ready = 0;
+		flow_source_dry(f);
 	} else if (copy_unsupported(errno)) {
 		return flow_fall_back(f, 0);
 	} else if (errno != EINTR) {
@@ -478,11 +487,12 @@ static int flow_read(struct flow *f)
 		if ((size_t)n > f->stats->max_read)
 			f->stats->max_read = (size_t)n;
 		f->moved = 1;
+		lowat_read(&f->lowat, (size_t)n);
 	} else if (n == 0) {
 		/* A zero-length datagram is the EOF marker, unless --no-dgram-eof. */
 		f->src_eof = !f->ignore_empty;
 	} else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-		f->src_ready = 0;
+		flow_source_dry(f);
 	} else if (errno == ECONNREFUSED && f->soft_refusal) {
 		if (f->verify != NULL)
 			f->verify->unreachable = 1;
@@ -850,6 +860,8 @@ static int flow_may_send(const struct flow *f)
  */
 enum pump_result flow_pump(struct flow *f)
 {
+	if (!f->src_ready && f->lowat.since > 0 && lowat_expired(&f->lowat, report_now()))
+		f->src_ready = 1; /* a mark held back a paused sender's last bytes: take them */
 	for (int calls = 0; calls < PUMP_BUDGET; calls++) {
 		size_t len;
 
@@ -920,12 +932,22 @@ void flow_poll_result(struct flow *f, const struct pollfd *pfd, int n)
 	}
 }
 
-/* --rate-limit: milliseconds until the bucket pays for the write the flow waits on, or -1. */
+/*
+ * Milliseconds until the flow needs a turn with no fd event, or -1: a
+ * --rate-limit bucket pays for the waiting write, or a low-water mark runs
+ * out of patience.
+ */
 long flow_wait_ms(const struct flow *f, double now)
 {
-	if (!f->limited || !f->running)
+	long rate, mark;
+
+	if (!f->running)
 		return -1;
-	return ratelimit_wait_ms(&f->limit, now);
+	rate = f->limited ? ratelimit_wait_ms(&f->limit, now) : -1;
+	mark = f->src_ready ? -1 : lowat_wait_ms(&f->lowat, now);
+	if (rate < 0 || (mark >= 0 && mark < rate))
+		return mark;
+	return rate;
 }
 
 /*
@@ -1027,6 +1049,7 @@ int flow_init(struct flow *f, const struct flow_setup *setup, struct flow_stats 
 	f->sniff_hello = !framed(f) && !to_socket && t->socktype == SOCK_STREAM;
 	copy_choose(f, cfg);
 	stats->copy = f->method;
+	lowat_init(&f->lowat, to_socket ? -1 : f->src, cfg->rcvlowat, f->read_size);
 	if (!f->enabled)
 		return 0;
 	/* Splice needs it only to fall back; untouched, it costs no memory. */

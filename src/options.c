@@ -36,6 +36,7 @@ enum {
 	OPT_INTERVAL,
 	OPT_SIZE,
 	OPT_RATE_LIMIT,
+	OPT_RCVLOWAT,
 	OPT_HELP_ALL,
 };
 
@@ -78,6 +79,7 @@ static const struct option long_options[] = {
     {"interval", required_argument, NULL, OPT_INTERVAL},
     {"size", required_argument, NULL, OPT_SIZE},
     {"rate-limit", required_argument, NULL, OPT_RATE_LIMIT},
+    {"rcvlowat", required_argument, NULL, OPT_RCVLOWAT},
     {NULL, 0, NULL, 0},
 };
 
@@ -142,6 +144,8 @@ static const char usage_all_text[] =
     "      --copy=MODE          auto (zero-copy splice/sendfile where possible), rw,\n"
     "                           or splice (say when a direction cannot have it)\n"
     "      --rate-limit RATE    at most RATE bytes/s each direction (SIZE suffixes)\n"
+    "      --rcvlowat SIZE      tcp: while data queues, wake per SIZE bytes, not per\n"
+    "                           packet (SO_RCVLOWAT; default 1M, 0: off)\n"
     "End of data (EOF):\n"
     "  stdin EOF: what is pending is sent, then the socket is half-closed\n"
     "  (shutdown SHUT_WR) and fastcat reads on until the peer's EOF, then exits 0.\n"
@@ -325,6 +329,7 @@ struct seen {
 	int read_size, write_size; /* --read-size, --write-size: each overrides -B */
 	int read_set, write_set;   /* the read or write size was given, by any of the three */
 	int ipv4, ipv6, udp, unix_socket, unix_mode;
+	int rcvlowat;          /* --rcvlowat was given */
 	const char *transport; /* --transport NAME */
 	char acl_label[32];    /* the first --allow or --deny, which needs a TCP or UDP listener */
 	char label[32];        /* the option being applied, as typed: "-B" or "--chunk-size" */
@@ -594,6 +599,13 @@ static int apply_option(struct config *cfg, struct seen *seen, int c, const char
 	case OPT_RATE_LIMIT:
 		rc = parse_rate_option(seen->label, arg, &cfg->rate_limit, err, errlen);
 		break;
+	case OPT_RCVLOWAT:
+		rc = parse_size_option(seen->label, arg, 0, SOCKBUF_MAX, "low-water mark",
+		                       "0 (off) to 1 GiB", &v, err, errlen);
+		if (rc == 0)
+			cfg->rcvlowat = (size_t)v;
+		seen->rcvlowat = 1;
+		break;
 	}
 	if (rc == 0)
 		note_bench(seen, c);
@@ -786,6 +798,21 @@ static int fit_datagrams(struct config *cfg, const struct seen *seen, char *err,
 	return 0;
 }
 
+/* --rcvlowat: the transport's default; a transport without a use for it refuses one. */
+static int choose_rcvlowat(struct config *cfg, const struct seen *seen, char *err, size_t errlen)
+{
+	const struct transport *t = cfg->transport;
+
+	if (!seen->rcvlowat)
+		cfg->rcvlowat = t->rcvlowat;
+	else if (t->rcvlowat == 0 && cfg->rcvlowat != 0)
+		return usage_error(err, errlen,
+		                   "--rcvlowat: only for tcp (a %s receiver wakes per message "
+		                   "or write)",
+		                   t->name);
+	return 0;
+}
+
 /*
  * Fill cfg from argv. Returns 0 to go on, EXIT_USAGE with the reason in err,
  * or -1 when --help or --version was answered and fastcat should exit 0.
@@ -831,5 +858,7 @@ int options_parse(int argc, char **argv, struct config *cfg, char *err, size_t e
 		rc = check_listener_options(cfg, &seen, err, errlen);
 	if (rc == 0 && !cfg->bench)
 		rc = fit_datagrams(cfg, &seen, err, errlen);
+	if (rc == 0 && !cfg->bench)
+		rc = choose_rcvlowat(cfg, &seen, err, errlen);
 	return rc;
 }

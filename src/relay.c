@@ -75,8 +75,8 @@ static void relay_flow_failed(struct relay *r, const struct flow *f)
 		relay_fail(r, EXIT_WRITE, "write stdout: %s", why);
 }
 
-/* --rate-limit: milliseconds until a flow's bucket pays for its next write; -1: none waits. */
-static long relay_rate_wait(const struct relay *r, double now)
+/* Milliseconds until a flow needs a turn with no fd event (flow_wait_ms); -1: none does. */
+static long relay_flow_wait(const struct relay *r, double now)
 {
 	long wait = -1;
 
@@ -90,10 +90,9 @@ static long relay_rate_wait(const struct relay *r, double now)
 
 /*
  * Milliseconds poll() may sleep: until the -w idle limit, the -q deadline,
- * the next progress line, or a rate-limited flow's next write (rate_wait,
- * -1 for none).
+ * the next progress line, or a flow's own deadline (flow_wait, -1 for none).
  */
-static int relay_poll_timeout(const struct relay *r, double now, long rate_wait)
+static int relay_poll_timeout(const struct relay *r, double now, long flow_wait)
 {
 	double until = -1, drawing = progress_due(&r->progress);
 	double control = dgverify_due(&r->s->verify, r->flows[FLOW_RECEIVE].running, now);
@@ -113,8 +112,8 @@ static int relay_poll_timeout(const struct relay *r, double now, long rate_wait)
 		ms = 0;
 	else
 		ms = (long)((until - now) * 1000) + 1;
-	if (rate_wait >= 0 && (ms < 0 || rate_wait < ms))
-		ms = rate_wait;
+	if (flow_wait >= 0 && (ms < 0 || flow_wait < ms))
+		ms = flow_wait;
 	return (int)ms;
 }
 
@@ -266,7 +265,7 @@ void relay_run(struct session *s, int in_fd, int out_fd)
 	if (relay_setup(&r, s, in_fd, out_fd) == 0) {
 		for (;;) {
 			int busy, n = 0, nsend, nflows, timeout;
-			long rate_wait;
+			long flow_wait;
 			double now;
 
 			if (signal_stop) {
@@ -294,11 +293,11 @@ void relay_run(struct session *s, int in_fd, int out_fd)
 			if (dgverify_wants_read(&s->verify, r.flows[FLOW_RECEIVE].running))
 				pfd[n++] = (struct pollfd){.fd = s->ep->fd, .events = POLLIN};
 			/* a flow waiting on its --rate-limit bucket sleeps here, fds or not */
-			rate_wait = relay_rate_wait(&r, now);
-			if (n == 0 && rate_wait < 0 &&
+			flow_wait = relay_flow_wait(&r, now);
+			if (n == 0 && flow_wait < 0 &&
 			    dgverify_due(&s->verify, r.flows[FLOW_RECEIVE].running, now) < 0)
 				continue;
-			timeout = busy ? 0 : relay_poll_timeout(&r, now, rate_wait);
+			timeout = busy ? 0 : relay_poll_timeout(&r, now, flow_wait);
 			if (poll(pfd, (nfds_t)n, timeout) < 0 && errno != EINTR) {
 				relay_fail(&r, EXIT_RUNTIME, "poll: %s", strerror(errno));
 				break;

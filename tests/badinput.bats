@@ -179,6 +179,17 @@ $report"
 --rcvbuf 0 127.0.0.1 1                   | 2 | --rcvbuf 0: socket buffer size must be
 --rcvbuf=5q 127.0.0.1 1                  | 2 | --rcvbuf 5q: invalid size
 --rcvbuf '' 127.0.0.1 1                  | 2 | --rcvbuf : invalid size
+# ---- --rcvlowat (0 = off, to 1 GiB; tcp only)
+--rcvlowat -1 127.0.0.1 1                | 2 | --rcvlowat -1: invalid size
+--rcvlowat 18446744073709551616 127.0.0.1 1 | 2 | --rcvlowat 18446744073709551616: size too large
+--rcvlowat 2G 127.0.0.1 1                | 2 | --rcvlowat 2G: low-water mark must be 0 (off) to 1 GiB
+--rcvlowat 5q 127.0.0.1 1                | 2 | --rcvlowat 5q: invalid size
+--rcvlowat '' 127.0.0.1 1                | 2 | --rcvlowat : invalid size
+--rcvlowat=abc 127.0.0.1 1               | 2 | --rcvlowat abc: invalid size
+-u --rcvlowat 1M 127.0.0.1 1             | 2 | --rcvlowat: only for tcp (a udp receiver
+-U --rcvlowat 64k /tmp/x                 | 2 | --rcvlowat: only for tcp (a unix receiver
+--transport unix-seqpacket --rcvlowat 1 /tmp/x | 2 | --rcvlowat: only for tcp
+--bench --rcvlowat 1M                    | 2 | --rcvlowat
 # ---- --dgram-size (1 byte to 64 MiB, then what one datagram holds)
 -u --dgram-size 0 127.0.0.1 1            | 2 | --dgram-size 0: datagram size must be
 -u --dgram-size -1 127.0.0.1 1           | 2 | --dgram-size -1: invalid size

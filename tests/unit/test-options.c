@@ -85,6 +85,18 @@ int main(void)
 	           cfg.rcvbuf == 1048576,
 	       "--report=json, -O and -I");
 
+	v = ARGV("h", "1");
+	tap_ok(parse(v, &cfg, err) == 0 && cfg.rcvlowat == MIB,
+	       "tcp: --rcvlowat is 1 MiB by default");
+	v = ARGV("--rcvlowat", "0", "h", "1");
+	tap_ok(parse(v, &cfg, err) == 0 && cfg.rcvlowat == 0, "--rcvlowat 0: off");
+	v = ARGV("-U", "--rcvlowat", "0", "/tmp/x");
+	tap_ok(parse(v, &cfg, err) == 0 && cfg.rcvlowat == 0, "unix: no mark, and 0 is accepted");
+	usage_case(ARGV("-u", "--rcvlowat", "64k", "h", "1"),
+	           "--rcvlowat: only for tcp (a udp receiver wakes per message or write)");
+	usage_case(ARGV("--rcvlowat", "2G", "h", "1"),
+	           "--rcvlowat 2G: low-water mark must be 0 (off) to 1 GiB");
+
 	usage_case(ARGV("-B", "0", "h", "1"), "-B 0: chunk size must be 1 byte to 64 MiB");
 	usage_case(ARGV("-B", "65M", "h", "1"), "-B 65M: chunk size must be 1 byte to 64 MiB");
 	usage_case(
