@@ -43,7 +43,7 @@ _fastcat()
             return
             ;;
         -B | --chunk-size | --read-size | --write-size | -O | --sndbuf | -I | --rcvbuf | \
-            --dgram-size | --bench-sizes)
+            --dgram-size | --bench-sizes | --rcvlowat)
             # a SIZE (k/K/KiB, m/M/MiB, g/G/GiB suffixes): never a file
             return
             ;;
@@ -63,7 +63,7 @@ _fastcat()
             --send-only --report --transport --dgram-size --no-dgram-eof
             --checksum --seq --verify --copy --bench --bench-time
             --bench-transports --bench-sizes --allow --deny --unix-mode
-            --progress --interval --size --rate-limit'
+            --progress --interval --size --rate-limit --rcvlowat'
         COMPREPLY=($(compgen -W "$longopts" -- "$cur"))
         return
     fi
