@@ -233,9 +233,29 @@ static ssize_t peek_sender(struct listener *l, struct sockaddr_storage *from, so
 }
 
 /*
+ * --verify: a client's END, VERDICT or DONE sent again after its session
+ * here ended (with -k, the listener is already waiting for the next client)
+ * cannot start a session, which only a hello or data can: it is stale.
+ */
+static int stale_control(const struct config *cfg, int fd)
+{
+	unsigned char d[CTL_MAX];
+	struct ctl c;
+	ssize_t n;
+
+	if (!cfg->verify)
+		return 0;
+	n = recv(fd, d, sizeof d, MSG_PEEK);
+	if (n < CTL_HEADER || verify_ctl_decode(d, d + CTL_HEADER, (size_t)n - CTL_HEADER, &c) != 1)
+		return 0;
+	return c.type != CTL_HELLO;
+}
+
+/*
  * A connectionless listener has no accept(): it waits for the first datagram
  * from a sender --allow/--deny let in (peeked, so the relay still reads it;
- * the datagrams of refused senders are read and dropped) and connects to its
+ * the datagrams of refused senders, and control datagrams an earlier
+ * --verify session left, are read and dropped) and connects to its
  * sender, which makes the kernel drop datagrams from anyone else and sends
  * replies there.
  */
@@ -251,11 +271,16 @@ static int accept_first_datagram(const struct config *cfg, struct listener *l, s
 	l->served = 1;
 	sock_set_nonblock(l->fd, 0);
 	for (;;) {
+		int admitted;
+
 		if (peek_sender(l, &from, &len, err, errlen) < 0)
 			return EXIT_RUNTIME;
-		if (listener_admits(cfg, l, (struct sockaddr *)&from, len, "datagram"))
+		admitted = listener_admits(cfg, l, (struct sockaddr *)&from, len, "datagram");
+		if (admitted && !stale_control(cfg, l->fd))
 			break;
-		recv(l->fd, &byte, 1, 0); /* the rest of a refused datagram goes with it */
+		if (admitted)
+			log_verbose("dropped an earlier session's --verify control datagram");
+		recv(l->fd, &byte, 1, 0); /* the rest of the datagram goes with it */
 	}
 	ep->fd = dup(l->fd);
 	if (ep->fd < 0) {

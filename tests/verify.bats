@@ -533,6 +533,28 @@ usage_verify() {
   assert_equal "$(stat -c %s "$T/L2.out")" 0
 }
 
+@test "udp -k --verify listener: a stale END, VERDICT or DONE (an earlier session's) is dropped, not taken for the next client" {
+  local t rc
+  mkpayload "$T/A" 300000
+  fc_listen L -- -k -u --verify
+  # what an earlier client resends after its session ended: 0xff "FCV", type, version 1, 0, 0
+  for t in D V E; do
+    case $t in
+      D) printf '\377FCVD\001\000\000' ;;
+      E) printf '\377FCVE\001\000\000'; head -c 24 /dev/zero ;;
+      V) printf '\377FCVV\001\000\000'; head -c 32 /dev/zero ;;
+    esac >"$T/stale.$t"
+    # one datagram each, from a socket of its own (as the old client's was)
+    bash -c 'exec 5>/dev/udp/127.0.0.1/$1 && cat "$2" >&5' _ "$L_PORT" "$T/stale.$t"
+  done
+  vclient C "$T/A" "$T/c.out" -u -B 8K "$L_PORT"
+  wait_exit rc "$C_PID" 30
+  assert_equal "client exit $rc" "client exit 0"
+  wait_for_size "$T/L.out" 300000
+  assert_same_bytes "$T/A" "$T/L.out"
+  assert_equal "$(grep -c "dropped an earlier session's --verify control datagram" "$T/L.err")" 3
+}
+
 @test "udp: one end without --verify: the --verify end and plain fastcat exit 6, messages name --verify" {
   mkpayload "$T/A" 100000
   # --verify client, plain listener: the listener refuses the hello and says so
