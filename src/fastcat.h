@@ -315,9 +315,11 @@ struct ratelimit {
 /* A TCP receiver's SO_RCVLOWAT, on while data queues up (lowat.c). */
 struct lowat {
 	int fd;       /* the socket; -1: not for this flow */
-	int mark;     /* bytes the kernel waits for before it wakes us, while on */
+	int mark;     /* --rcvlowat: the most bytes the kernel waits for before it wakes us */
 	size_t chunk; /* a read this large says data is queuing */
-	int on;       /* the mark is set */
+	int on;       /* the mark is set ... */
+	int set;      /* ... to this, at most a quarter of the receive buffer; 0 = off */
+	int skip;     /* whole reads before the buffer is looked at again */
 	int logged;   /* -v said so once */
 	double since; /* waiting on poll() with the mark on since, 0 = not waiting */
 };

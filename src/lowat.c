@@ -22,8 +22,19 @@
  * (data is queuing faster than we wake), and a wait longer than
  * LOWAT_PATIENCE takes it off again: the read then takes whatever is there.
  * A paused sender's last bytes are late by at most that, once.
+ *
+ * Linux grows the receive buffer to fit twice a mark larger than it holds,
+ * and clamps the window to the mark: the window then fills before the mark
+ * is reached, every time, and the transfer runs stop-and-go at half speed
+ * (a quarter of the runs measured, whenever the mark came before autotuning
+ * had grown the buffer). So the mark is at most a quarter of the buffer as
+ * it is, and raised towards --rcvlowat as autotuning grows the buffer,
+ * looked at every LOWAT_RECHECK whole reads; below LOWAT_MIN it is not worth
+ * a system call.
  */
 #define LOWAT_PATIENCE 0.002
+#define LOWAT_RECHECK  16
+#define LOWAT_MIN      (128 * 1024)
 
 static int lowat_set(struct lowat *w, int bytes)
 {
@@ -32,6 +43,19 @@ static int lowat_set(struct lowat *w, int bytes)
 	log_verbose("SO_RCVLOWAT %d: %s; waking per arrival", bytes, strerror(errno));
 	w->fd = -1; /* this platform or socket has no say in it: never try again */
 	return -1;
+}
+
+/* The mark the receive buffer has room for now: --rcvlowat, or a quarter of the buffer. */
+static int lowat_fitting(struct lowat *w)
+{
+	int rcvbuf = 0;
+	socklen_t len = sizeof rcvbuf;
+
+	if (getsockopt(w->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &len) != 0) {
+		w->fd = -1; /* as for a refused mark: never try again */
+		return 0;
+	}
+	return rcvbuf / 4 < w->mark ? rcvbuf / 4 : w->mark;
 }
 
 /* fd: the socket, or -1 for a flow this does not apply to; mark 0 = off. */
@@ -43,19 +67,30 @@ void lowat_init(struct lowat *w, int fd, size_t mark, size_t chunk)
 	w->chunk = chunk;
 }
 
-/* A read from the socket returned got bytes: a whole chunk says data is queuing. */
+/*
+ * A read from the socket returned got bytes: a whole chunk says data is
+ * queuing, so the mark goes on, or up if the buffer has grown since.
+ */
 void lowat_read(struct lowat *w, size_t got)
 {
+	int fit;
+
 	w->since = 0;
-	if (w->fd < 0 || w->on || got < w->chunk)
+	if (w->fd < 0 || got < w->chunk || w->set == w->mark)
 		return;
-	if (lowat_set(w, w->mark) == 0) {
-		w->on = 1;
-		if (!w->logged)
-			log_verbose("data queues faster than we wake; SO_RCVLOWAT %d while it does",
-			            w->mark);
-		w->logged = 1;
+	if (w->skip > 0) {
+		w->skip--;
+		return;
 	}
+	w->skip = LOWAT_RECHECK;
+	fit = lowat_fitting(w);
+	if (fit <= w->set || (fit < w->mark && fit < LOWAT_MIN) || lowat_set(w, fit) != 0)
+		return;
+	if (w->set == 0 && !w->logged)
+		log_verbose("data queues faster than we wake; SO_RCVLOWAT %d while it does", fit);
+	w->logged = 1;
+	w->set = fit;
+	w->on = 1;
 }
 
 /* A read said EAGAIN: the wait that poll() comes to starts now, if the mark is on. */
@@ -83,6 +118,8 @@ int lowat_expired(struct lowat *w, double now)
 		return 0;
 	w->since = 0;
 	w->on = 0;
+	w->set = 0;
+	w->skip = 0; /* the next whole read may set it again at once */
 	lowat_set(w, 1);
 	return 1;
 }

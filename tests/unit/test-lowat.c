@@ -17,6 +17,20 @@ static int mark_of(int fd)
 	return v;
 }
 
+static void set_rcvbuf(int fd, int bytes)
+{
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof bytes);
+}
+
+/* A new socket pair in place of sv's, with no mark set. */
+static void fresh_pair(int sv[2])
+{
+	close(sv[0]);
+	close(sv[1]);
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
+		perror("socketpair");
+}
+
 int main(void)
 {
 	struct lowat w;
@@ -56,9 +70,37 @@ int main(void)
 	tap_ok(w.on && lowat_wait_ms(&w, t + 2) == -1,
 	       "data while waiting: the wait is over and the mark stays");
 
-	lowat_init(&w, sv[1], 0, 1000);
+	/* the receive buffer bounds the mark: a quarter of it, looked at again every 16 reads */
+	set_rcvbuf(sv[1], 512 * 1024); /* the kernel doubles it: 1 MiB */
+	lowat_init(&w, sv[1], MIB, 1000);
+	lowat_read(&w, 1000);
+	tap_ok(w.on && mark_of(sv[1]) == 256 * 1024,
+	       "a 1 MiB buffer: the mark is 256 KiB, not --rcvlowat's 1 MiB (%d)", mark_of(sv[1]));
+	set_rcvbuf(sv[1], 2 * MIB); /* as autotuning grows it: 4 MiB */
+	for (int i = 0; i < 16; i++)
+		lowat_read(&w, 1000);
+	tap_ok(mark_of(sv[1]) == 256 * 1024, "no second look for 16 whole reads");
+	lowat_read(&w, 1000);
+	tap_ok(w.on && mark_of(sv[1]) == MIB, "then the grown buffer takes the whole mark");
+	lowat_wait(&w, t);
+	tap_ok(lowat_expired(&w, t + 1) && mark_of(sv[1]) == 1, "a wait takes it off");
+	lowat_read(&w, 1000);
+	tap_ok(w.on && mark_of(sv[1]) == MIB, "and the next whole read sets it again at once");
+
+	set_rcvbuf(sv[1], 100 * 1000); /* 200000: a quarter is below 128 KiB */
+	lowat_init(&w, sv[1], MIB, 1000);
+	lowat_read(&w, 1000);
+	tap_ok(!w.on && mark_of(sv[1]) == MIB,
+	       "a small buffer: no mark (the old one stays: a test artefact)");
+	lowat_init(&w, sv[1], 40000, 1000);
+	lowat_read(&w, 1000);
+	tap_ok(w.on && mark_of(sv[1]) == 40000, "a small --rcvlowat that fits is set");
+
+	fresh_pair(sv);
+	set_rcvbuf(sv[0], MIB);
+	lowat_init(&w, sv[0], 0, 1000);
 	lowat_read(&w, 1 << 20);
-	tap_ok(!w.on && mark_of(sv[1]) == 1, "mark 0 (--rcvlowat 0): never set");
+	tap_ok(!w.on && mark_of(sv[0]) == 1, "mark 0 (--rcvlowat 0): never set");
 	lowat_init(&w, -1, 4096, 1000);
 	lowat_read(&w, 1 << 20);
 	tap_ok(!w.on, "no socket (a sending flow): never set");
