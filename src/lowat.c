@@ -11,10 +11,13 @@
 /*
  * Why: on loopback TCP the kernel wakes a waiting receiver for every segment
  * that arrives (about 64 KiB), and each wake-up costs the sending CPU an
- * inter-processor interrupt. With the mark at 1 MiB a 2 GiB transfer woke the
- * receiver 1,200 times instead of 18,000; the receiver's CPU fell from 0.19
- * to 0.11 s/GiB and the pair ran 1.3-1.5x faster (3 Dec 2026, compare.sh,
- * 4 alternating runs of 5 rounds).
+ * inter-processor interrupt. With the 256 KiB mark, a 2 GiB loopback
+ * transfer from a file woke the receiver 3,900 times instead of 19,000, its
+ * CPU fell by a third, and the pair took 0.74 s instead of 0.87 s (medians
+ * of 8 alternating runs, 3 Dec 2026; a mark of up to 1 MiB did no better).
+ * From a pipe (`dd | fastcat`, a sender that copies) the same mark made the
+ * transfer 13 % slower (1.32 against 1.17 s, 12 runs), and a 1 MiB one 25 %;
+ * the sender's time then goes to tcp_write_xmit. Why is not understood yet.
  *
  * The kernel wakes a receiver whose mark is set only when that much is
  * queued (or at EOF, an error, or a full window), so a mark would hold back

@@ -145,7 +145,7 @@ static const char usage_all_text[] =
     "                           or splice (say when a direction cannot have it)\n"
     "      --rate-limit RATE    at most RATE bytes/s each direction (SIZE suffixes)\n"
     "      --rcvlowat SIZE      tcp: while data queues, wake per SIZE bytes, not per\n"
-    "                           packet (SO_RCVLOWAT; default 1M, 0: off)\n"
+    "                           packet (SO_RCVLOWAT; default 256K, 0: off)\n"
     "End of data (EOF):\n"
     "  stdin EOF: what is pending is sent, then the socket is half-closed\n"
     "  (shutdown SHUT_WR) and fastcat reads on until the peer's EOF, then exits 0.\n"

@@ -30,7 +30,7 @@ const struct transport transport_tcp = {
     .socktype = SOCK_STREAM,
     .protocol = IPPROTO_TCP,
     .copy_from_pipe = 1,
-    .rcvlowat = MIB, /* lowat.c says why */
+    .rcvlowat = 256 * KIB, /* lowat.c says why */
 };
 
 const struct transport transport_udp = {

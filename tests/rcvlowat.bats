@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # rcvlowat.bats - a TCP receiver that data queues up for asks the kernel to
-# wake it per --rcvlowat bytes (SO_RCVLOWAT, default 1 MiB; at most a quarter
+# wake it per --rcvlowat bytes (SO_RCVLOWAT, default 256 KiB; at most a quarter
 # of the receive buffer) rather than per packet, and never holds data back: a
 # mark that waits longer than a moment comes off again, so a sender that
 # pauses after a burst still has its last bytes delivered at once, not at its
@@ -90,7 +90,7 @@ assert_delivered() {
 # marks_set FILE: the SO_RCVLOWAT values strace saw set, other than 1, one per line
 marks_set() { grep -Eo 'SO_RCVLOWAT, \[[0-9]+\]' "$1" | tr -dc '0-9\n' | grep -vx 1 || true; }
 
-@test "strace: SO_RCVLOWAT goes to a mark of 128 KiB to 1 MiB after whole reads, back to 1 when the sender pauses" {
+@test "strace: SO_RCVLOWAT goes to a mark of 128 to 256 KiB after whole reads, back to 1 when the sender pauses" {
   command -v strace >/dev/null || skip "strace is not installed"
   local m
   FC_PREFIX=(strace -f -qq -e trace=setsockopt,getsockopt -o "$BATS_TEST_TMPDIR/strace")
@@ -98,20 +98,20 @@ marks_set() { grep -Eo 'SO_RCVLOWAT, \[[0-9]+\]' "$1" | tr -dc '0-9\n' | grep -v
   assert_delivered "$T/out"
   [[ -n $(marks_set "$T/strace") ]] || fail "no mark set: $(cat "$T/strace")"
   for m in $(marks_set "$T/strace"); do
-    ((m >= 131072 && m <= 1048576)) || fail "a mark of $m: $(cat "$T/strace")"
+    ((m >= 131072 && m <= 262144)) || fail "a mark of $m: $(cat "$T/strace")"
   done
   grep -q 'SO_RCVLOWAT, \[1\]' "$T/strace" || fail "the mark never came off: $(cat "$T/strace")"
 }
 
-@test "strace: --rcvlowat 256k sets no mark above it; --rcvlowat 0 never touches SO_RCVLOWAT" {
+@test "strace: --rcvlowat 160k sets no mark above it; --rcvlowat 0 never touches SO_RCVLOWAT" {
   command -v strace >/dev/null || skip "strace is not installed"
   FC_PREFIX=(strace -f -qq -e trace=setsockopt -o "$BATS_TEST_TMPDIR/strace")
   local m
-  burst_then_pause out --rcvlowat 256k
+  burst_then_pause out --rcvlowat 160k
   assert_delivered "$T/out"
   [[ -n $(marks_set "$T/strace") ]] || fail "no mark set: $(cat "$T/strace")"
   for m in $(marks_set "$T/strace"); do
-    ((m >= 131072 && m <= 262144)) || fail "--rcvlowat 256k set a mark of $m: $(cat "$T/strace")"
+    ((m >= 131072 && m <= 163840)) || fail "--rcvlowat 160k set a mark of $m: $(cat "$T/strace")"
   done
   fc_cleanup
   FC_PIDS=()

@@ -86,8 +86,8 @@ int main(void)
 	       "--report=json, -O and -I");
 
 	v = ARGV("h", "1");
-	tap_ok(parse(v, &cfg, err) == 0 && cfg.rcvlowat == MIB,
-	       "tcp: --rcvlowat is 1 MiB by default");
+	tap_ok(parse(v, &cfg, err) == 0 && cfg.rcvlowat == 256 * KIB,
+	       "tcp: --rcvlowat is 256 KiB by default");
 	v = ARGV("--rcvlowat", "0", "h", "1");
 	tap_ok(parse(v, &cfg, err) == 0 && cfg.rcvlowat == 0, "--rcvlowat 0: off");
 	v = ARGV("-U", "--rcvlowat", "0", "/tmp/x");
