@@ -93,7 +93,7 @@ marks_set() { grep -Eo 'SO_RCVLOWAT, \[[0-9]+\]' "$1" | tr -dc '0-9\n' | grep -v
 @test "strace: SO_RCVLOWAT goes to a mark of 128 to 256 KiB after whole reads, back to 1 when the sender pauses" {
   command -v strace >/dev/null || skip "strace is not installed"
   local m
-  FC_PREFIX=(strace -f -qq -e trace=setsockopt,getsockopt -o "$BATS_TEST_TMPDIR/strace")
+  FC_PREFIX=("${STRACE[@]}" -f -qq -e trace=setsockopt,getsockopt -o "$BATS_TEST_TMPDIR/strace")
   burst_then_pause out
   assert_delivered "$T/out"
   [[ -n $(marks_set "$T/strace") ]] || fail "no mark set: $(cat "$T/strace")"
@@ -105,7 +105,7 @@ marks_set() { grep -Eo 'SO_RCVLOWAT, \[[0-9]+\]' "$1" | tr -dc '0-9\n' | grep -v
 
 @test "strace: --rcvlowat 160k sets no mark above it; --rcvlowat 0 never touches SO_RCVLOWAT" {
   command -v strace >/dev/null || skip "strace is not installed"
-  FC_PREFIX=(strace -f -qq -e trace=setsockopt -o "$BATS_TEST_TMPDIR/strace")
+  FC_PREFIX=("${STRACE[@]}" -f -qq -e trace=setsockopt -o "$BATS_TEST_TMPDIR/strace")
   local m
   burst_then_pause out --rcvlowat 160k
   assert_delivered "$T/out"
