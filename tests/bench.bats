@@ -135,8 +135,12 @@ row_words() {
 @test "a stuck child is killed after the deadline: the cell fails, exit 1, the run goes on" {
   local d k rc stopped=() start
   d=$(tdir)
-  bg_start BENCH /dev/null "$d/out" "$FASTCAT" --bench --bench-time 4 --bench-transports tcp \
-    --bench-sizes 1k
+  # Once, in a sanitizer build in CI, the bench was still running 30 s after
+  # the failure (not reproduced in 7 runs since). Leak checking is off here to
+  # rule out LeakSanitizer's stop-the-world tracer task meeting the SIGSTOPs
+  # below; that it was the cause is not confirmed.
+  bg_start BENCH /dev/null "$d/out" env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+    "$FASTCAT" --bench --bench-time 4 --bench-transports tcp --bench-sizes 1k
   # SIGSTOP every live child until a cell gives up on one (a stop that lands
   # just after a child reported does not hang the trial; the next one will).
   start=$(now_us)
