@@ -870,7 +870,9 @@ enum pump_result flow_pump(struct flow *f)
 			if (queued < 0)
 				return PUMP_FAILED;
 		}
+		/* the clock only once the END came: this runs for every datagram read */
 		if (dgram_verified(f) && f->kind == FLOW_RECEIVE && !f->src_eof &&
+		    f->verify->end_seen &&
 		    dgverify_input_done(f->verify, &f->stats->seq, report_now()))
 			f->src_eof = 1; /* the peer's END, and its datagrams are in (or lost) */
 		len = flow_len(f);
