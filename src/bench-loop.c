@@ -93,7 +93,7 @@ void bench_send(const struct bench_job *j, int fd, struct bench_tally *t)
 	unsigned every = j->size >= KIB ? 1 : 16;
 	double end;
 
-	t->start = report_now();
+	t->start = clock_now();
 	end = t->start + j->slice;
 	do {
 		for (unsigned i = 0; i < every; i++) {
@@ -102,8 +102,8 @@ void bench_send(const struct bench_job *j, int fd, struct bench_tally *t)
 			t->messages++;
 			t->bytes += j->size;
 		}
-	} while (report_now() < end && !signal_stop);
-	t->end = report_now();
+	} while (clock_now() < end && !signal_stop);
+	t->end = clock_now();
 	send_end(j, fd);
 }
 
@@ -160,7 +160,7 @@ static void receive_stream(const struct bench_job *j, int fd, struct bench_tally
 		if ((datagram ? check_datagram(j, n, t) : check_stream(j, n, t)) != 0)
 			return;
 	}
-	t->end = report_now();
+	t->end = clock_now();
 }
 
 /*
@@ -185,7 +185,7 @@ static void receive_datagrams(const struct bench_job *j, int fd, struct bench_ta
 			continue;
 		}
 		if (n == 0) {
-			t->end = emptied > 0 ? emptied : report_now();
+			t->end = emptied > 0 ? emptied : clock_now();
 			return;
 		}
 		if (interrupted(t))
@@ -195,7 +195,7 @@ static void receive_datagrams(const struct bench_job *j, int fd, struct bench_ta
 			return;
 		}
 		if (emptied == 0)
-			emptied = report_now();
+			emptied = clock_now();
 		n = poll(&p, 1, IDLE_MS);
 		if (n < 0 && !interrupted(t)) {
 			tally_error(t, "poll");
@@ -263,13 +263,13 @@ void bench_ping(const struct bench_job *j, const struct bench_end *e, struct ben
 	for (i = 0; i < PING_WARMUP; i++)
 		if (round_trip(e, j->payload[i], t) != 0)
 			return;
-	t->start = report_now();
+	t->start = clock_now();
 	end = t->start + j->slice;
 	do {
 		if (round_trip(e, j->payload[(PING_WARMUP + t->messages) % 4096], t) != 0)
 			return;
 		t->messages++;
-	} while ((t->end = report_now()) < end && !signal_stop);
+	} while ((t->end = clock_now()) < end && !signal_stop);
 	t->bytes = PING_WARMUP + t->messages; /* what the echo side counts */
 	if (e->in != e->out)
 		close(e->in);
@@ -307,7 +307,7 @@ void bench_echo(const struct bench_job *j, const struct bench_end *e, struct ben
 		t->messages++;
 	}
 	t->bytes = t->messages;
-	t->end = report_now();
+	t->end = clock_now();
 }
 
 /*
@@ -322,14 +322,14 @@ void bench_memcpy(const struct bench_job *j, struct bench_tally *t)
 	size_t every = j->size >= 256 * KIB ? 1 : 256 * KIB / j->size;
 	double end;
 
-	t->start = report_now();
+	t->start = clock_now();
 	end = t->start + j->slice;
 	do {
 		for (size_t i = 0; i < every; i++)
 			copy(j->buf, j->payload, j->size);
 		t->messages += every;
 		t->bytes += (uint64_t)every * j->size;
-	} while ((t->end = report_now()) < end && !signal_stop);
+	} while ((t->end = clock_now()) < end && !signal_stop);
 	if (memcmp(j->buf, j->payload, j->size) != 0) {
 		errno = 0; /* the message says it all */
 		tally_error(t, "the copy differs from the payload");

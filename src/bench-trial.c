@@ -115,7 +115,7 @@ static int wait_children(struct child kid[2], double deadline, char *err, size_t
 {
 	static const char *const who[2] = {"sender", "receiver"};
 	struct pollfd p[2];
-	int n, ms = (int)((deadline - report_now()) * 1000) + 1;
+	int n, ms = (int)((deadline - clock_now()) * 1000) + 1;
 
 	for (int i = 0; i < 2; i++)
 		p[i] = (struct pollfd){.fd = kid[i].result, .events = POLLIN};
@@ -142,7 +142,7 @@ static int wait_children(struct child kid[2], double deadline, char *err, size_t
  */
 static int supervise(struct child kid[2], int *ctl, double slice, char *err, size_t errlen)
 {
-	double deadline = report_now() + GRACE;
+	double deadline = clock_now() + GRACE;
 
 	while (!kid[RECEIVER].ready)
 		if (wait_children(kid, deadline, err, errlen) != 0)
@@ -151,7 +151,7 @@ static int supervise(struct child kid[2], int *ctl, double slice, char *err, siz
 		snprintf(err, errlen, "start the sender: %s", strerror(errno));
 		return -1;
 	}
-	deadline = report_now() + slice + GRACE;
+	deadline = clock_now() + slice + GRACE;
 	while (kid[SENDER].result >= 0 || kid[RECEIVER].result >= 0) {
 		if (wait_children(kid, deadline, err, errlen) != 0)
 			return -1;

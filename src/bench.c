@@ -38,7 +38,7 @@ static void cell_fail(struct bench_run *r, struct bench_cell *c, const char *fmt
 
 	if (fmt != NULL) {
 		va_start(ap, fmt);
-		vsnprintf(c->note, sizeof c->note, fmt, ap);
+		log_vformat(c->note, sizeof c->note, 0, fmt, ap);
 		va_end(ap);
 	}
 	c->state = CELL_FAILED;
@@ -70,7 +70,7 @@ static double median(const double *v, int n)
  */
 static double plan_slice(struct bench_run *r, int *trials)
 {
-	double left = r->budget * MARGIN - (report_now() - r->started);
+	double left = r->budget * MARGIN - (clock_now() - r->started);
 	double cell = left > 0 ? left / (double)(r->nrun - r->done) : 0;
 	double slice;
 
@@ -89,7 +89,7 @@ static void cell_run(struct bench_run *r, struct bench_cell *c)
 	c->slice = plan_slice(r, &trials);
 	bench_progress(r, c);
 	for (int i = -1; i < trials && !signal_stop; i++) {
-		double t0 = report_now(), slice = i < 0 ? c->slice / 2 : c->slice, cost;
+		double t0 = clock_now(), slice = i < 0 ? c->slice / 2 : c->slice, cost;
 		memset(&o, 0, sizeof o);
 		if (bench_trial(r, c, slice, &o, err, sizeof err) != 0) {
 			if (!signal_stop)
@@ -97,7 +97,7 @@ static void cell_run(struct bench_run *r, struct bench_cell *c)
 			r->done++;
 			return;
 		}
-		cost = report_now() - t0 - slice;
+		cost = clock_now() - t0 - slice;
 		if (c->link->open !=
 		    NULL) /* memcpy forks nothing: it says nothing about the cost */
 			r->overhead = 0.8 * r->overhead + 0.2 * (cost > 0 ? cost : 0);
@@ -174,7 +174,7 @@ static int run_init(struct bench_run *r, const struct config *cfg)
 		}
 	}
 	r->ncells = n;
-	r->started = report_now();
+	r->started = clock_now();
 	for (size_t i = 0; i < n; i++) {
 		cell_plan(r, &r->cells[i]);
 		r->nrun += r->cells[i].state == CELL_PENDING;
@@ -196,7 +196,7 @@ int bench_run(const struct config *cfg)
 		if (r.cells[i].state == CELL_PENDING)
 			cell_run(&r, &r.cells[i]);
 	bench_progress_clear(&r);
-	r.elapsed = report_now() - r.started;
+	r.elapsed = clock_now() - r.started;
 	if (signal_stop) {
 		log_error("interrupted by %s", signals_stop_name());
 		status = EXIT_RUNTIME;

@@ -22,18 +22,6 @@
 #define STRAGGLER_GRACE  0.25 /* after the peer's END, seconds its reordered datagrams may take */
 #define VERDICT_TRIES    4    /* VERDICTs sent without a DONE before we stop waiting for one */
 
-static void dgverify_fail(struct verify *v, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void dgverify_fail(struct verify *v, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(v->why, sizeof v->why, fmt, ap);
-	va_end(ap);
-}
-
 /*
  * One control datagram, never waiting: a full queue drops it and the retry
  * sends it again. Also used by an end without --verify, to refuse a hello,
@@ -117,8 +105,9 @@ int dgverify_receive(struct verify *v, const struct ctl *c, double now)
 	v->last_heard = now;
 	if (c->type == CTL_REFUSE) {
 		v->refused = 1;
-		dgverify_fail(v, "--verify: the peer runs without --verify and refused our hello "
-		                 "(give --verify at both ends)");
+		log_format(v->why, sizeof v->why, 0,
+		           "--verify: the peer runs without --verify and refused our hello "
+		           "(give --verify at both ends)");
 		return -1;
 	}
 	if (c->type == CTL_HELLO) {
@@ -141,7 +130,8 @@ int dgverify_receive(struct verify *v, const struct ctl *c, double now)
 	case CTL_END:
 		if (v->end_seen &&
 		    !same_counts(c, v->peer_datagrams, v->peer_bytes, v->peer_digest)) {
-			dgverify_fail(v, "--verify: the peer sent two different end marks");
+			log_format(v->why, sizeof v->why, 0,
+			           "--verify: the peer sent two different end marks");
 			return -1;
 		}
 		if (!v->end_seen) {
@@ -157,8 +147,8 @@ int dgverify_receive(struct verify *v, const struct ctl *c, double now)
 		if (!v->end_sent ||
 		    (v->verdict_seen && !same_counts(c, v->confirmed_datagrams, v->confirmed_bytes,
 		                                     v->confirmed_digest))) {
-			dgverify_fail(v,
-			              "--verify: the peer sent a verdict on data we did not end");
+			log_format(v->why, sizeof v->why, 0,
+			           "--verify: the peer sent a verdict on data we did not end");
 			return -1;
 		}
 		v->verdict_seen = 1;
@@ -218,8 +208,8 @@ static int read_control(struct verify *v, double now)
 			int rc =
 			    verify_ctl_decode(buf, buf + CTL_HEADER, (size_t)n - CTL_HEADER, &c);
 			if (rc < 0) {
-				dgverify_fail(
-				    v, "--verify: the peer sent a malformed control datagram");
+				log_format(v->why, sizeof v->why, 0,
+				           "--verify: the peer sent a malformed control datagram");
 				return -1;
 			}
 			if (rc == 1 && dgverify_receive(v, &c, now) < 0)
@@ -247,10 +237,10 @@ static int note_unreachable(struct verify *v, const struct session *s)
 	}
 	v->done_seen |= v->verdict_sent; /* nobody is left to say DONE */
 	if (v->end_sent && !v->verdict_seen) {
-		dgverify_fail(v,
-		              "--verify: the peer went away without confirming the %llu bytes "
-		              "sent to it",
-		              (unsigned long long)s->sent.bytes);
+		log_format(v->why, sizeof v->why, 0,
+		           "--verify: the peer went away without confirming the %llu bytes "
+		           "sent to it",
+		           (unsigned long long)s->sent.bytes);
 		return EXIT_PEER;
 	}
 	return 0;
@@ -260,23 +250,23 @@ static int note_unreachable(struct verify *v, const struct session *s)
 static int give_up(struct verify *v, const struct session *s)
 {
 	if (!v->hello_seen && v->never_reached) {
-		dgverify_fail(v,
-		              "--verify: no answer from %s in %g s: its port is unreachable "
-		              "(nothing listening?)",
-		              s->ep->peer, v->patience);
+		log_format(v->why, sizeof v->why, 0,
+		           "--verify: no answer from %s in %g s: its port is unreachable "
+		           "(nothing listening?)",
+		           s->ep->peer, v->patience);
 		return EXIT_CONNECT;
 	}
 	if (!v->hello_seen) {
-		dgverify_fail(v,
-		              "--verify: no verify hello from the peer in %g s (is --verify given "
-		              "at both ends?)",
-		              v->patience);
+		log_format(v->why, sizeof v->why, 0,
+		           "--verify: no verify hello from the peer in %g s (is --verify given "
+		           "at both ends?)",
+		           v->patience);
 		return EXIT_VERIFY;
 	}
-	dgverify_fail(v,
-	              "--verify: the peer did not confirm the %llu bytes sent to it (silent "
-	              "for %g s)",
-	              (unsigned long long)s->sent.bytes, v->patience);
+	log_format(v->why, sizeof v->why, 0,
+	           "--verify: the peer did not confirm the %llu bytes sent to it (silent "
+	           "for %g s)",
+	           (unsigned long long)s->sent.bytes, v->patience);
 	return EXIT_PEER;
 }
 

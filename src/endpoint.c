@@ -35,7 +35,7 @@ static void format_duration(long ms, char *out, size_t len)
  */
 static int connect_wait(int fd, long timeout_ms)
 {
-	double deadline = report_now() + (double)timeout_ms / 1000;
+	double deadline = clock_now() + (double)timeout_ms / 1000;
 	struct pollfd pfd = {.fd = fd, .events = POLLOUT};
 	socklen_t len = sizeof(int);
 	int soerr = 0;
@@ -44,7 +44,7 @@ static int connect_wait(int fd, long timeout_ms)
 		int wait_ms = -1, n;
 
 		if (timeout_ms >= 0) {
-			double left = deadline - report_now();
+			double left = deadline - clock_now();
 			if (left <= 0)
 				return ETIMEDOUT;
 			wait_ms = (int)(left * 1000) + 1;

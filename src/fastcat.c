@@ -17,7 +17,7 @@ static int session_run(const struct config *cfg, struct endpoint *ep)
 	s.ep = ep;
 	s.verify.on = cfg->verify;
 	s.verify.datagram = cfg->verify && cfg->transport->connectionless;
-	s.sent.started = s.received.started = report_now();
+	s.sent.started = s.received.started = clock_now();
 	relay_run(&s, STDIN_FILENO, STDOUT_FILENO);
 	if (cfg->verify)
 		verify_conclude(&s);

@@ -3,6 +3,7 @@
 #define FASTCAT_H
 
 #include <signal.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -532,6 +533,9 @@ struct msghdr;
 int batch_send(int, struct msghdr *, unsigned);
 int batch_recv(int, struct msghdr *, unsigned, size_t *);
 
+/* clock.c */
+double clock_now(void);
+
 /* copy.c */
 void copy_choose(struct flow *, const struct config *);
 ssize_t copy_in(struct flow *, size_t);
@@ -610,6 +614,8 @@ void log_verbose(const char *, ...) __attribute__((format(printf, 1, 2)));
 void log_warn(const char *, ...) __attribute__((format(printf, 1, 2)));
 void log_error(const char *, ...) __attribute__((format(printf, 1, 2)));
 _Noreturn void log_fatal(int, const char *, ...) __attribute__((format(printf, 2, 3)));
+int log_vformat(char *, size_t, int, const char *, va_list) __attribute__((format(printf, 4, 0)));
+int log_format(char *, size_t, int, const char *, ...) __attribute__((format(printf, 4, 5)));
 
 /* lowat.c */
 void lowat_init(struct lowat *, int, size_t, size_t);
@@ -638,7 +644,6 @@ long ratelimit_wait_ms(const struct ratelimit *, double);
 void relay_run(struct session *, int, int);
 
 /* report.c */
-double report_now(void);
 void report_print(const struct session *, int);
 void report_json_string(char *, size_t, const char *);
 

@@ -190,7 +190,7 @@ static int flow_control(struct flow *f, const unsigned char *head, const unsigne
 	}
 	if (rc == 1) {
 		f->moved = 1; /* the peer is alive: not idle for -w */
-		if (dgverify_receive(f->verify, &c, report_now()) == 0)
+		if (dgverify_receive(f->verify, &c, clock_now()) == 0)
 			return 1;
 		flow_failed(f, 0, EPROTO);
 		return -1;
@@ -428,7 +428,7 @@ static void flow_source_dry(struct flow *f)
 {
 	f->src_ready = 0;
 	if (f->lowat.on)
-		lowat_wait(&f->lowat, report_now());
+		lowat_wait(&f->lowat, clock_now());
 }
 
 /* A zero-copy read: source -> the flow's pipe. */
@@ -518,7 +518,7 @@ static size_t flow_write_len(struct flow *f, size_t len)
 {
 	size_t want = len < f->write_size ? len : f->write_size;
 
-	return f->limited ? ratelimit_allow(&f->limit, report_now(), want) : want;
+	return f->limited ? ratelimit_allow(&f->limit, clock_now(), want) : want;
 }
 
 /*
@@ -794,7 +794,7 @@ static int flow_finish(struct flow *f)
 		v->verdict_ready = 1;
 	}
 	f->running = 0;
-	f->stats->finished = report_now();
+	f->stats->finished = clock_now();
 	return 1;
 }
 
@@ -860,7 +860,7 @@ static int flow_may_send(const struct flow *f)
  */
 enum pump_result flow_pump(struct flow *f)
 {
-	if (!f->src_ready && f->lowat.since > 0 && lowat_expired(&f->lowat, report_now()))
+	if (!f->src_ready && f->lowat.since > 0 && lowat_expired(&f->lowat, clock_now()))
 		f->src_ready = 1; /* a mark held back a paused sender's last bytes: take them */
 	for (int calls = 0; calls < PUMP_BUDGET; calls++) {
 		size_t len;
@@ -873,7 +873,7 @@ enum pump_result flow_pump(struct flow *f)
 		/* the clock only once the END came: this runs for every datagram read */
 		if (dgram_verified(f) && f->kind == FLOW_RECEIVE && !f->src_eof &&
 		    f->verify->end_seen &&
-		    dgverify_input_done(f->verify, &f->stats->seq, report_now()))
+		    dgverify_input_done(f->verify, &f->stats->seq, clock_now()))
 			f->src_eof = 1; /* the peer's END, and its datagrams are in (or lost) */
 		len = flow_len(f);
 		int can_read = !f->src_eof && f->src_ready && flow_room(f) >= f->read_min;
@@ -1045,7 +1045,7 @@ int flow_init(struct flow *f, const struct flow_setup *setup, struct flow_stats 
 	f->limited = cfg->rate_limit != 0;
 	if (f->limited)
 		ratelimit_init(&f->limit, cfg->rate_limit, f->write_size, f->dgram_dst,
-		               report_now());
+		               clock_now());
 	if (framed(f) && to_socket)
 		f->read_min += FRAME_HEADER;
 	f->sniff_hello = !framed(f) && !to_socket && t->socktype == SOCK_STREAM;

@@ -52,6 +52,27 @@ void log_error(const char *fmt, ...)
 	va_end(ap);
 }
 
+/*
+ * Every one-line reason that is kept for later (a usage error, a session's
+ * failure, a bench cell's note) is formatted here; returns status, so a
+ * caller can write "return log_format(err, errlen, EXIT_USAGE, ...)".
+ */
+int log_vformat(char *buf, size_t len, int status, const char *fmt, va_list ap)
+{
+	vsnprintf(buf, len, fmt, ap);
+	return status;
+}
+
+int log_format(char *buf, size_t len, int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vformat(buf, len, status, fmt, ap);
+	va_end(ap);
+	return status;
+}
+
 void log_fatal(int status, const char *fmt, ...)
 {
 	va_list ap;

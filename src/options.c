@@ -184,19 +184,6 @@ void options_usage(void)
 	fputs(usage_text, stdout);
 }
 
-static int usage_error(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int usage_error(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return EXIT_USAGE;
-}
-
 /* The name an error message uses for an option: its letter if it has one. */
 static void option_label(int val, char *out, size_t len)
 {
@@ -233,13 +220,13 @@ static int option_refused(const char *word, int opt, char *err, size_t errlen)
 	int len = (int)strcspn(word, "=");
 
 	if (is_long && opt == 0)
-		return usage_error(
-		    err, errlen, "%.*s: unknown option (or an ambiguous abbreviation)", len, word);
+		return log_format(err, errlen, EXIT_USAGE,
+		                  "%.*s: unknown option (or an ambiguous abbreviation)", len, word);
 	if (is_long && word[len] == '=')
-		return usage_error(err, errlen, "%.*s: takes no value", len, word);
+		return log_format(err, errlen, EXIT_USAGE, "%.*s: takes no value", len, word);
 	if (opt > 32 && opt < 127)
-		return usage_error(err, errlen, "-%c: unknown option", opt);
-	return usage_error(err, errlen, "unknown option");
+		return log_format(err, errlen, EXIT_USAGE, "-%c: unknown option", opt);
+	return log_format(err, errlen, EXIT_USAGE, "unknown option");
 }
 
 /* A size option: digits, a 1024-based suffix, and a range named in the error. */
@@ -251,14 +238,15 @@ static int parse_size_option(const char *label, const char *arg, uint64_t min, u
 
 	switch (units_parse_size(arg, &v)) {
 	case -1:
-		return usage_error(err, errlen,
-		                   "%s %s: invalid size (digits with an optional k/K/KiB, "
-		                   "m/M/MiB or g/G/GiB suffix)",
-		                   label, arg);
-	case -2: return usage_error(err, errlen, "%s %s: size too large", label, arg);
+		return log_format(err, errlen, EXIT_USAGE,
+		                  "%s %s: invalid size (digits with an optional k/K/KiB, "
+		                  "m/M/MiB or g/G/GiB suffix)",
+		                  label, arg);
+	case -2: return log_format(err, errlen, EXIT_USAGE, "%s %s: size too large", label, arg);
 	}
 	if (v < min || v > max)
-		return usage_error(err, errlen, "%s %s: %s must be %s", label, arg, what, range);
+		return log_format(err, errlen, EXIT_USAGE, "%s %s: %s must be %s", label, arg, what,
+		                  range);
 	*out = v;
 	return 0;
 }
@@ -268,13 +256,14 @@ static int parse_time_option(const char *label, const char *arg, int zero_ok, lo
 {
 	switch (units_parse_millis(arg, out)) {
 	case -1:
-		return usage_error(
-		    err, errlen, "%s %s: invalid time (seconds, e.g. 5, 0.5 or 500ms)", label, arg);
-	case -2: return usage_error(err, errlen, "%s %s: time too large", label, arg);
+		return log_format(err, errlen, EXIT_USAGE,
+		                  "%s %s: invalid time (seconds, e.g. 5, 0.5 or 500ms)", label,
+		                  arg);
+	case -2: return log_format(err, errlen, EXIT_USAGE, "%s %s: time too large", label, arg);
 	}
 	if (!zero_ok && *out == 0)
-		return usage_error(err, errlen, "%s %s: timeout must be greater than 0", label,
-		                   arg);
+		return log_format(err, errlen, EXIT_USAGE, "%s %s: timeout must be greater than 0",
+		                  label, arg);
 	return 0;
 }
 
@@ -290,15 +279,15 @@ static int parse_rate_option(const char *label, const char *arg, uint64_t *out, 
 {
 	switch (units_parse_size(arg, out)) {
 	case -1:
-		return usage_error(err, errlen,
-		                   "%s %s: invalid rate (bytes per second: digits with an optional "
-		                   "k/K/KiB, m/M/MiB or g/G/GiB suffix)",
-		                   label, arg);
-	case -2: return usage_error(err, errlen, "%s %s: rate too large", label, arg);
+		return log_format(err, errlen, EXIT_USAGE,
+		                  "%s %s: invalid rate (bytes per second: digits with an optional "
+		                  "k/K/KiB, m/M/MiB or g/G/GiB suffix)",
+		                  label, arg);
+	case -2: return log_format(err, errlen, EXIT_USAGE, "%s %s: rate too large", label, arg);
 	}
 	if (*out == 0 || *out > RATE_LIMIT_MAX)
-		return usage_error(err, errlen, "%s %s: rate must be 1 byte/s to 1024G (1 TiB/s)",
-		                   label, arg);
+		return log_format(err, errlen, EXIT_USAGE,
+		                  "%s %s: rate must be 1 byte/s to 1024G (1 TiB/s)", label, arg);
 	return 0;
 }
 
@@ -370,9 +359,9 @@ static int parse_bench_links(struct config *cfg, const char *label, const char *
 		more = list_next(&p, name, sizeof name);
 		i = more < 0 ? -1 : bench_link_find(name);
 		if (i < 0)
-			return usage_error(err, errlen, "%s %s: unknown transport '%.*s' (%s)",
-			                   label, arg, (int)strcspn(entry, ","), entry,
-			                   bench_link_names());
+			return log_format(err, errlen, EXIT_USAGE,
+			                  "%s %s: unknown transport '%.*s' (%s)", label, arg,
+			                  (int)strcspn(entry, ","), entry, bench_link_names());
 		cfg->bench_links |= 1u << i;
 	} while (more);
 	return 0;
@@ -393,10 +382,11 @@ static int parse_bench_sizes(struct config *cfg, const char *label, const char *
 		entry = p;
 		more = list_next(&p, text, sizeof text);
 		if (more < 0)
-			return usage_error(err, errlen, "%s %.*s: invalid size", label,
-			                   (int)strcspn(entry, ","), entry);
+			return log_format(err, errlen, EXIT_USAGE, "%s %.*s: invalid size", label,
+			                  (int)strcspn(entry, ","), entry);
 		if (text[0] == '\0')
-			return usage_error(err, errlen, "%s %s: an empty entry", label, arg);
+			return log_format(err, errlen, EXIT_USAGE, "%s %s: an empty entry", label,
+			                  arg);
 		rc = parse_size_option(label, text, 1, CHUNK_MAX, "size", "1 byte to 64 MiB", &v,
 		                       err, errlen);
 		if (rc != 0)
@@ -406,8 +396,8 @@ static int parse_bench_sizes(struct config *cfg, const char *label, const char *
 		if (i < cfg->bench_nsizes && cfg->bench_sizes[i] == v)
 			continue;
 		if (cfg->bench_nsizes == BENCH_SIZES_MAX)
-			return usage_error(err, errlen, "%s %s: at most %d sizes", label, arg,
-			                   BENCH_SIZES_MAX);
+			return log_format(err, errlen, EXIT_USAGE, "%s %s: at most %d sizes", label,
+			                  arg, BENCH_SIZES_MAX);
 		memmove(&cfg->bench_sizes[i + 1], &cfg->bench_sizes[i],
 		        (cfg->bench_nsizes - i) * sizeof cfg->bench_sizes[0]);
 		cfg->bench_sizes[i] = (size_t)v;
@@ -426,18 +416,19 @@ static int parse_acl_option(struct config *cfg, struct seen *seen, int deny, con
 	if (seen->acl_label[0] == '\0')
 		snprintf(seen->acl_label, sizeof seen->acl_label, "%s", label);
 	if (arg[0] == '\0')
-		return usage_error(err, errlen, "%s: empty address", label);
+		return log_format(err, errlen, EXIT_USAGE, "%s: empty address", label);
 	switch (acl_add(&cfg->acl, arg, deny)) {
 	case -1:
-		return usage_error(err, errlen,
-		                   "%s %s: not an IPv4 or IPv6 address (ADDRESS or ADDRESS/BITS)",
-		                   label, arg);
+		return log_format(err, errlen, EXIT_USAGE,
+		                  "%s %s: not an IPv4 or IPv6 address (ADDRESS or ADDRESS/BITS)",
+		                  label, arg);
 	case -2:
-		return usage_error(err, errlen, "%s %s: prefix length must be 0 to %d", label, arg,
-		                   ipv6 ? 128 : 32);
+		return log_format(err, errlen, EXIT_USAGE, "%s %s: prefix length must be 0 to %d",
+		                  label, arg, ipv6 ? 128 : 32);
 	case -3:
-		return usage_error(err, errlen, "%s %s: at most %d --allow and --deny rules", label,
-		                   arg, ACL_MAX);
+		return log_format(err, errlen, EXIT_USAGE,
+		                  "%s %s: at most %d --allow and --deny rules", label, arg,
+		                  ACL_MAX);
 	}
 	return 0;
 }
@@ -451,13 +442,14 @@ static int parse_unix_mode(struct config *cfg, const char *label, const char *ar
 	int octal = n > 0 && strspn(arg, "01234567") == n;
 
 	if (n == 0)
-		return usage_error(err, errlen, "%s: empty mode (octal, e.g. 660)", label);
+		return log_format(err, errlen, EXIT_USAGE, "%s: empty mode (octal, e.g. 660)",
+		                  label);
 	for (const char *p = arg; octal && *p != '\0' && v <= 0777; p++)
 		v = v * 8 + (unsigned long)(*p - '0');
 	if (!octal || v > 0777)
-		return usage_error(err, errlen,
-		                   "%s %s: must be an octal mode from 0 to 777 (e.g. 660)", label,
-		                   arg);
+		return log_format(err, errlen, EXIT_USAGE,
+		                  "%s %s: must be an octal mode from 0 to 777 (e.g. 660)", label,
+		                  arg);
 	cfg->unix_mode = (mode_t)v;
 	return 0;
 }
@@ -554,7 +546,8 @@ static int apply_option(struct config *cfg, struct seen *seen, int c, const char
 		else if (strcmp(arg, "json") == 0)
 			cfg->report = REPORT_JSON;
 		else
-			rc = usage_error(err, errlen, "--report=%s: must be human or json", arg);
+			rc = log_format(err, errlen, EXIT_USAGE,
+			                "--report=%s: must be human or json", arg);
 		break;
 	case OPT_COPY:
 		if (strcmp(arg, "auto") == 0)
@@ -564,14 +557,15 @@ static int apply_option(struct config *cfg, struct seen *seen, int c, const char
 		else if (strcmp(arg, "splice") == 0)
 			cfg->copy = COPY_SPLICE;
 		else
-			rc = usage_error(err, errlen, "--copy=%s: must be auto, rw or splice", arg);
+			rc = log_format(err, errlen, EXIT_USAGE,
+			                "--copy=%s: must be auto, rw or splice", arg);
 		break;
 	case OPT_BENCH: cfg->bench = 1; break;
 	case OPT_BENCH_TIME:
 		rc = parse_time_option(seen->label, arg, 1, &cfg->bench_ms, err, errlen);
 		if (rc == 0 && (cfg->bench_ms < 1000 || cfg->bench_ms > 3600 * 1000))
-			rc = usage_error(err, errlen, "%s %s: must be 1 to 3600 seconds",
-			                 seen->label, arg);
+			rc = log_format(err, errlen, EXIT_USAGE, "%s %s: must be 1 to 3600 seconds",
+			                seen->label, arg);
 		break;
 	case OPT_BENCH_TRANSPORTS:
 		rc = parse_bench_links(cfg, seen->label, arg, err, errlen);
@@ -587,8 +581,8 @@ static int apply_option(struct config *cfg, struct seen *seen, int c, const char
 	case OPT_INTERVAL:
 		rc = parse_time_option(seen->label, arg, 1, &cfg->interval_ms, err, errlen);
 		if (rc == 0 && cfg->interval_ms == 0)
-			rc = usage_error(err, errlen, "%s %s: must be greater than 0", seen->label,
-			                 arg);
+			rc = log_format(err, errlen, EXIT_USAGE, "%s %s: must be greater than 0",
+			                seen->label, arg);
 		break;
 	case OPT_SIZE:
 		rc = parse_size_option(seen->label, arg, 1, UINT64_MAX, "size", "at least 1 byte",
@@ -619,15 +613,16 @@ static int check_bench(const struct config *cfg, const struct seen *seen, int ar
 	if (!cfg->bench)
 		return seen->bench_only[0] == '\0'
 		           ? 0
-		           : usage_error(err, errlen, "%s: needs --bench", seen->bench_only);
+		           : log_format(err, errlen, EXIT_USAGE, "%s: needs --bench",
+		                        seen->bench_only);
 	if (seen->not_bench[0] != '\0')
-		return usage_error(err, errlen, "--bench and %s: cannot be combined",
-		                   seen->not_bench);
+		return log_format(err, errlen, EXIT_USAGE, "--bench and %s: cannot be combined",
+		                  seen->not_bench);
 	if (argc > 0)
-		return usage_error(err, errlen,
-		                   "--bench: unexpected argument '%s' (it takes no host, port or "
-		                   "path)",
-		                   argv[0]);
+		return log_format(err, errlen, EXIT_USAGE,
+		                  "--bench: unexpected argument '%s' (it takes no host, port or "
+		                  "path)",
+		                  argv[0]);
 	return 0;
 }
 
@@ -644,12 +639,14 @@ static int choose_transport(struct config *cfg, const struct seen *seen, char *e
 	}
 	t = transport_find(seen->transport);
 	if (t == NULL)
-		return usage_error(err, errlen, "--transport %s: unknown transport (%s)",
-		                   seen->transport, transport_names());
+		return log_format(err, errlen, EXIT_USAGE, "--transport %s: unknown transport (%s)",
+		                  seen->transport, transport_names());
 	if (seen->udp && t != &transport_udp && t != &transport_unix_dgram)
-		return usage_error(err, errlen, "-u and --transport %s: pick one", t->name);
+		return log_format(err, errlen, EXIT_USAGE, "-u and --transport %s: pick one",
+		                  t->name);
 	if (seen->unix_socket && t->family != AF_UNIX)
-		return usage_error(err, errlen, "-U and --transport %s: pick one", t->name);
+		return log_format(err, errlen, EXIT_USAGE, "-U and --transport %s: pick one",
+		                  t->name);
 	cfg->transport = t;
 	return 0;
 }
@@ -658,9 +655,9 @@ static int choose_transport(struct config *cfg, const struct seen *seen, char *e
 static int parse_unix_operand(struct config *cfg, int argc, char **argv, char *err, size_t errlen)
 {
 	if (argc == 0)
-		return usage_error(err, errlen, "missing socket path");
+		return log_format(err, errlen, EXIT_USAGE, "missing socket path");
 	if (argc > 1)
-		return usage_error(err, errlen, "unexpected argument '%s'", argv[1]);
+		return log_format(err, errlen, EXIT_USAGE, "unexpected argument '%s'", argv[1]);
 	cfg->path = argv[0];
 	return addr_unix_check(cfg->path, err, errlen) == 0 ? 0 : EXIT_USAGE;
 }
@@ -673,22 +670,22 @@ static int parse_operands(struct config *cfg, int argc, char **argv, char *err, 
 	if (cfg->transport->family == AF_UNIX)
 		return parse_unix_operand(cfg, argc, argv, err, errlen);
 	if (argc == 0)
-		return usage_error(err, errlen,
-		                   cfg->listen ? "-l: missing port" : "missing host and port");
+		return log_format(err, errlen, EXIT_USAGE,
+		                  cfg->listen ? "-l: missing port" : "missing host and port");
 	if (argc == 1 && !cfg->listen)
-		return usage_error(err, errlen, "missing port");
+		return log_format(err, errlen, EXIT_USAGE, "missing port");
 	if (argc > 2)
-		return usage_error(err, errlen, "unexpected argument '%s'", argv[2]);
+		return log_format(err, errlen, EXIT_USAGE, "unexpected argument '%s'", argv[2]);
 	cfg->port = argv[argc - 1];
 	cfg->host = argc == 2 ? argv[0] : NULL;
 	switch (units_parse_port(cfg->port, cfg->listen ? 0 : 1, &port)) {
-	case -1: return usage_error(err, errlen, "port %s: not a number", cfg->port);
+	case -1: return log_format(err, errlen, EXIT_USAGE, "port %s: not a number", cfg->port);
 	case -2:
-		return usage_error(err, errlen, "port %s: must be %d to 65535", cfg->port,
-		                   cfg->listen ? 0 : 1);
+		return log_format(err, errlen, EXIT_USAGE, "port %s: must be %d to 65535",
+		                  cfg->port, cfg->listen ? 0 : 1);
 	}
 	if (cfg->host != NULL && cfg->host[0] == '\0')
-		return usage_error(err, errlen, "empty host name");
+		return log_format(err, errlen, EXIT_USAGE, "empty host name");
 	return 0;
 }
 
@@ -696,44 +693,45 @@ static int parse_operands(struct config *cfg, int argc, char **argv, char *err, 
 static int check_combinations(struct config *cfg, const struct seen *seen, char *err, size_t errlen)
 {
 	if (cfg->keep_listening && !cfg->listen)
-		return usage_error(err, errlen, "-k: needs -l");
+		return log_format(err, errlen, EXIT_USAGE, "-k: needs -l");
 	if (seen->ipv4 && seen->ipv6)
-		return usage_error(err, errlen, "-4 and -6: pick one");
+		return log_format(err, errlen, EXIT_USAGE, "-4 and -6: pick one");
 	if (cfg->size != 0 && !cfg->progress && cfg->interval_ms == 0)
-		return usage_error(err, errlen, "--size: needs --progress or --interval");
+		return log_format(err, errlen, EXIT_USAGE,
+		                  "--size: needs --progress or --interval");
 	if (cfg->recv_only && cfg->send_only)
-		return usage_error(err, errlen,
-		                   "-d (--recv-only) and --send-only: nothing would move");
+		return log_format(err, errlen, EXIT_USAGE,
+		                  "-d (--recv-only) and --send-only: nothing would move");
 	if (cfg->seq && !cfg->transport->datagram)
-		return usage_error(
-		    err, errlen,
+		return log_format(
+		    err, errlen, EXIT_USAGE,
 		    "--seq: needs a datagram transport (udp, unix-dgram, unix-seqpacket)");
 	if (cfg->dgram_size != 0 && !cfg->transport->datagram)
-		return usage_error(err, errlen,
-		                   "--dgram-size: needs a datagram transport (udp, unix-dgram, "
-		                   "unix-seqpacket)");
+		return log_format(err, errlen, EXIT_USAGE,
+		                  "--dgram-size: needs a datagram transport (udp, unix-dgram, "
+		                  "unix-seqpacket)");
 	if (cfg->copy == COPY_SPLICE && cfg->transport->datagram)
-		return usage_error(err, errlen,
-		                   "--copy=splice: needs a stream transport (tcp, unix); "
-		                   "datagrams are copied whole");
+		return log_format(err, errlen, EXIT_USAGE,
+		                  "--copy=splice: needs a stream transport (tcp, unix); "
+		                  "datagrams are copied whole");
 	if (cfg->copy == COPY_SPLICE && cfg->checksum)
-		return usage_error(err, errlen,
-		                   "--copy=splice and --checksum: the digest needs the bytes; "
-		                   "use --copy=auto or rw");
+		return log_format(err, errlen, EXIT_USAGE,
+		                  "--copy=splice and --checksum: the digest needs the bytes; "
+		                  "use --copy=auto or rw");
 	if (cfg->verify && cfg->copy == COPY_SPLICE)
-		return usage_error(err, errlen,
-		                   "--copy=splice and --verify: the digest needs the bytes; "
-		                   "use --copy=auto or rw");
+		return log_format(err, errlen, EXIT_USAGE,
+		                  "--copy=splice and --verify: the digest needs the bytes; "
+		                  "use --copy=auto or rw");
 	if (cfg->verify && cfg->dgram_size != 0 && !cfg->transport->connectionless)
-		return usage_error(err, errlen,
-		                   "--dgram-size and --verify: frames do not keep datagram sizes");
+		return log_format(err, errlen, EXIT_USAGE,
+		                  "--dgram-size and --verify: frames do not keep datagram sizes");
 	/* over udp and unix-dgram the data goes as numbered datagrams (dgverify.c) */
 	cfg->seq |= cfg->verify && cfg->transport->connectionless;
 	/* after the combination checks, so a wrong combination reads the same in every build */
 	if (cfg->copy == COPY_SPLICE && !zerocopy_available())
-		return usage_error(err, errlen,
-		                   "--copy=splice: this build has no splice (configure "
-		                   "--disable-splice, or not Linux)");
+		return log_format(err, errlen, EXIT_USAGE,
+		                  "--copy=splice: this build has no splice (configure "
+		                  "--disable-splice, or not Linux)");
 	cfg->checksum |= cfg->verify; /* the report shows the digests both ends compared */
 	if (cfg->exit_on_peer_eof < 0)
 		cfg->exit_on_peer_eof = isatty(STDIN_FILENO);
@@ -753,21 +751,22 @@ static int check_listener_options(const struct config *cfg, const struct seen *s
 	int is_unix = cfg->transport->family == AF_UNIX;
 
 	if (seen->acl_label[0] != '\0' && !cfg->listen)
-		return usage_error(err, errlen, "%s: needs -l", seen->acl_label);
+		return log_format(err, errlen, EXIT_USAGE, "%s: needs -l", seen->acl_label);
 	if (seen->acl_label[0] != '\0' && is_unix)
-		return usage_error(err, errlen,
-		                   "%s: needs a tcp or udp listener (Unix peers have no address; "
-		                   "see --unix-mode)",
-		                   seen->acl_label);
+		return log_format(err, errlen, EXIT_USAGE,
+		                  "%s: needs a tcp or udp listener (Unix peers have no address; "
+		                  "see --unix-mode)",
+		                  seen->acl_label);
 	if (seen->unix_mode && !cfg->listen)
-		return usage_error(err, errlen, "--unix-mode: needs -l");
+		return log_format(err, errlen, EXIT_USAGE, "--unix-mode: needs -l");
 	if (seen->unix_mode && !is_unix)
-		return usage_error(err, errlen, "--unix-mode: needs a Unix socket path (-U)");
+		return log_format(err, errlen, EXIT_USAGE,
+		                  "--unix-mode: needs a Unix socket path (-U)");
 	if (seen->unix_mode && cfg->path[0] == '@')
-		return usage_error(err, errlen,
-		                   "--unix-mode: %s is an abstract name, which has no file mode; "
-		                   "use a path",
-		                   cfg->path);
+		return log_format(err, errlen, EXIT_USAGE,
+		                  "--unix-mode: %s is an abstract name, which has no file mode; "
+		                  "use a path",
+		                  cfg->path);
 	return 0;
 }
 
@@ -792,9 +791,9 @@ static int fit_datagrams(struct config *cfg, const struct seen *seen, char *err,
 	datagram = (cfg->dgram_size != 0 ? cfg->dgram_size : cfg->read_size) +
 	           (cfg->seq ? SEQ_HEADER_BYTES : 0);
 	if (t->max_datagram != 0 && datagram > t->max_datagram)
-		return usage_error(err, errlen,
-		                   "%s: a UDP datagram holds at most %zu bytes (%zu over IPv4)",
-		                   seen->size_label, t->max_datagram, t->default_chunk);
+		return log_format(err, errlen, EXIT_USAGE,
+		                  "%s: a UDP datagram holds at most %zu bytes (%zu over IPv4)",
+		                  seen->size_label, t->max_datagram, t->default_chunk);
 	return 0;
 }
 
@@ -806,10 +805,10 @@ static int choose_rcvlowat(struct config *cfg, const struct seen *seen, char *er
 	if (!seen->rcvlowat)
 		cfg->rcvlowat = t->rcvlowat;
 	else if (t->rcvlowat == 0 && cfg->rcvlowat != 0)
-		return usage_error(err, errlen,
-		                   "--rcvlowat: only for tcp (a %s receiver wakes per message "
-		                   "or write)",
-		                   t->name);
+		return log_format(err, errlen, EXIT_USAGE,
+		                  "--rcvlowat: only for tcp (a %s receiver wakes per message "
+		                  "or write)",
+		                  t->name);
 	return 0;
 }
 
@@ -834,7 +833,8 @@ int options_parse(int argc, char **argv, struct config *cfg, char *err, size_t e
 		case 'V': printf("fastcat %s\n", FASTCAT_VERSION); return -1;
 		case ':':
 			typed_label(argv[optind - 1], optopt, label, sizeof label);
-			return usage_error(err, errlen, "%s: option requires an argument", label);
+			return log_format(err, errlen, EXIT_USAGE,
+			                  "%s: option requires an argument", label);
 		case '?': return option_refused(argv[optind - 1], optopt, err, errlen);
 		default:
 			if (longindex >= 0)

@@ -48,7 +48,7 @@ static struct progress_mark mark_now(const struct session *s, double now)
 void progress_start(struct progress *p, const struct session *s, int in_fd)
 {
 	const struct config *cfg = s->cfg;
-	double now = report_now();
+	double now = clock_now();
 
 	memset(p, 0, sizeof *p);
 	p->s = s;

@@ -32,9 +32,8 @@ static void relay_fail(struct relay *r, int status, const char *fmt, ...)
 	if (r->s->exit_status != EXIT_OK)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(r->s->error, sizeof r->s->error, fmt, ap);
+	r->s->exit_status = log_vformat(r->s->error, sizeof r->s->error, status, fmt, ap);
 	va_end(ap);
-	r->s->exit_status = status;
 }
 
 /* What a socket error says about the transfer, as an exit status. */
@@ -186,7 +185,7 @@ static int relay_setup(struct relay *r, struct session *s, int in_fd, int out_fd
 	/* --verify with -d: no stdin, but the hello, END and VERDICT still go out */
 	r->flows[FLOW_SEND].src_eof = cfg->recv_only;
 	s->receive_buffer = r->flows[FLOW_RECEIVE].read_size;
-	r->last_activity = report_now();
+	r->last_activity = clock_now();
 	if (s->verify.datagram)
 		dgverify_start(&s->verify, cfg, s->ep, r->last_activity);
 	progress_start(&r->progress, s, in_fd);
@@ -281,7 +280,7 @@ void relay_run(struct session *s, int in_fd, int out_fd)
 			busy = relay_pump_all(&r);
 			if (busy < 0)
 				break;
-			now = report_now();
+			now = clock_now();
 			if (relay_control(&r, now) != 0)
 				break;
 			relay_note_progress(&r, now);

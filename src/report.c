@@ -1,20 +1,10 @@
-/* report.c: the monotonic clock and the throughput report, for people or as one JSON line. */
+/* report.c: the throughput report, for people or as one JSON line. */
 #include "config.h"
 
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "fastcat.h"
-
-/* Seconds on CLOCK_MONOTONIC: rates must not jump when the wall clock is set. */
-double report_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static double flow_seconds(const struct flow_stats *f, double now)
 {
@@ -162,7 +152,7 @@ static void print_json(const struct session *s, int final, int sndbuf, int rcvbu
  */
 void report_print(const struct session *s, int final)
 {
-	double now = report_now();
+	double now = clock_now();
 	int sndbuf = s->ep->sndbuf, rcvbuf = s->ep->rcvbuf;
 
 	if (s->cfg->report == REPORT_NONE)

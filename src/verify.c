@@ -95,19 +95,6 @@ int verify_decode(const unsigned char *buf, size_t len, struct frame *out)
 	return FRAME_TRAILER;
 }
 
-static void verify_fail(struct session *s, int status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void verify_fail(struct session *s, int status, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(s->error, sizeof s->error, fmt, ap);
-	va_end(ap);
-	s->exit_status = status;
-}
-
 /*
  * After the relay: did both directions arrive whole? The peer's END says
  * what it sent (compared with what we delivered), its VERDICT what it
@@ -123,35 +110,39 @@ void verify_conclude(struct session *s)
 	uint64_t got_digest = digest_final(&s->received.digest);
 
 	if (!v->hello_seen && (s->exit_status == EXIT_OK || s->exit_status == EXIT_PEER)) {
-		verify_fail(s, EXIT_VERIFY,
-		            "--verify: the peer closed without the verify hello "
-		            "(is --verify given at both ends?)");
+		s->exit_status = log_format(s->error, sizeof s->error, EXIT_VERIFY,
+		                            "--verify: the peer closed without the verify hello "
+		                            "(is --verify given at both ends?)");
 		return;
 	}
 	if (s->exit_status != EXIT_OK)
 		return;
 	if (!v->end_seen) {
-		verify_fail(s, EXIT_PEER,
-		            "--verify: the peer's data ended early, without its end mark "
-		            "(%llu bytes received)",
-		            (unsigned long long)got);
+		s->exit_status =
+		    log_format(s->error, sizeof s->error, EXIT_PEER,
+		               "--verify: the peer's data ended early, without its end mark "
+		               "(%llu bytes received)",
+		               (unsigned long long)got);
 	} else if (v->peer_bytes != got || v->peer_digest != got_digest) {
-		verify_fail(s, EXIT_VERIFY,
-		            "--verify: received %llu bytes (xxh64 %016llx) but the peer sent %llu "
-		            "(xxh64 %016llx)",
-		            (unsigned long long)got, (unsigned long long)got_digest,
-		            (unsigned long long)v->peer_bytes, (unsigned long long)v->peer_digest);
+		s->exit_status = log_format(
+		    s->error, sizeof s->error, EXIT_VERIFY,
+		    "--verify: received %llu bytes (xxh64 %016llx) but the peer sent %llu "
+		    "(xxh64 %016llx)",
+		    (unsigned long long)got, (unsigned long long)got_digest,
+		    (unsigned long long)v->peer_bytes, (unsigned long long)v->peer_digest);
 	} else if (!v->verdict_seen) {
-		verify_fail(s, EXIT_PEER,
-		            "--verify: the peer did not confirm the %llu bytes sent to it",
-		            (unsigned long long)sent);
+		s->exit_status =
+		    log_format(s->error, sizeof s->error, EXIT_PEER,
+		               "--verify: the peer did not confirm the %llu bytes sent to it",
+		               (unsigned long long)sent);
 	} else if (v->confirmed_bytes != sent || v->confirmed_digest != sent_digest) {
-		verify_fail(s, EXIT_VERIFY,
-		            "--verify: sent %llu bytes (xxh64 %016llx) but the peer wrote %llu "
-		            "(xxh64 %016llx)",
-		            (unsigned long long)sent, (unsigned long long)sent_digest,
-		            (unsigned long long)v->confirmed_bytes,
-		            (unsigned long long)v->confirmed_digest);
+		s->exit_status =
+		    log_format(s->error, sizeof s->error, EXIT_VERIFY,
+		               "--verify: sent %llu bytes (xxh64 %016llx) but the peer wrote %llu "
+		               "(xxh64 %016llx)",
+		               (unsigned long long)sent, (unsigned long long)sent_digest,
+		               (unsigned long long)v->confirmed_bytes,
+		               (unsigned long long)v->confirmed_digest);
 	} else {
 		v->verified = 1;
 	}
