@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "fastcat.h"
+#include "bench.h"
 
 #define IDLE_MS       1000 /* a datagram receiver gives up this long after the last arrival */
 #define MARKER_MS     2    /* a datagram sender repeats its end marker this often ... */

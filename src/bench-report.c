@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "fastcat.h"
+#include "bench.h"
 
 #define MAX_CELLS (BENCH_LINKS * (BENCH_SIZES_MAX + 1))
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "fastcat.h"
+#include "bench.h"
 
 #define GRACE 5.0 /* seconds a trial may overrun its slice before its children are killed */
 

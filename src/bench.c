@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "fastcat.h"
+#include "bench.h"
 
 #define MIN_SLICE  0.005 /* the shortest trial: rather overrun --bench-time than go below */
 #define FEW_TRIALS 3     /* trials per cell when a cell has less than SHORT_CELL seconds */

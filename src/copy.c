@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "fastcat.h"
+#include "flow.h"
 
 const char *copy_method_name(enum copy_method m)
 {
@@ -105,24 +106,66 @@ void copy_choose(struct flow *f, const struct config *cfg)
 	log_verbose("%s: %s", flow_name(f), copy_method_name(f->method));
 }
 
-/* splice source -> pipe, at most `want` bytes: the room flow_room() leaves in it. */
-ssize_t copy_in(struct flow *f, size_t want)
-{
-	return zerocopy_splice(f->src, f->pipe[1], want);
-}
-
-/* pipe -> destination, or for sendfile the whole move; 0 from sendfile is the file's end. */
-ssize_t copy_out(struct flow *f, size_t want)
-{
-	if (f->method == METHOD_SENDFILE)
-		return zerocopy_sendfile(f->dst, f->src, want);
-	return zerocopy_splice(f->pipe[0], f->dst, want);
-}
-
 /* The errors that mean "not for these fds" (pv falls back on the same), not a failed transfer. */
-int copy_unsupported(int err)
+static int copy_unsupported(int err)
 {
 	return err == EINVAL || err == ENOSYS || err == EOPNOTSUPP || err == ENOTSUP;
+}
+
+/* A zero-copy read: source -> the flow's pipe, at most the room flow_room() leaves in it. */
+int copy_read(struct flow *f, size_t want)
+{
+	ssize_t n = zerocopy_splice(f->src, f->pipe[1], want);
+
+	f->stats->reads++;
+	switch (io_result(n)) {
+	case IO_MOVED:
+		f->piped += (size_t)n;
+		flow_count_read(f, (size_t)n);
+		break;
+	case IO_END: f->src_eof = 1; break;
+	case IO_AGAIN:
+		if (f->piped > 0)
+			f->pipe_full = 1; /* or the source is dry: a write comes next either way */
+		else
+			flow_source_dry(f);
+		break;
+	case IO_INTERRUPTED: break;
+	case IO_FAILED:
+		if (copy_unsupported(errno))
+			return flow_fall_back(f, 0);
+		flow_failed(f, 0, errno);
+		return -1;
+	}
+	return 0;
+}
+
+/* A zero-copy write: the pipe -> destination, or sendfile; 0 from sendfile is the file's end. */
+int copy_write(struct flow *f, size_t want)
+{
+	ssize_t n = f->method == METHOD_SENDFILE ? zerocopy_sendfile(f->dst, f->src, want)
+	                                         : zerocopy_splice(f->pipe[0], f->dst, want);
+
+	f->stats->writes++;
+	switch (io_result(n)) {
+	case IO_MOVED:
+		if (f->method == METHOD_SPLICE) {
+			f->piped -= (size_t)n;
+			f->pipe_full = 0;
+		}
+		flow_count_write(f, (uint64_t)n, (size_t)n);
+		break;
+	case IO_END: f->src_eof = 1; break; /* only sendfile returns 0: the pipe is never empty */
+	case IO_AGAIN: f->dst_ready = 0; break;
+	case IO_INTERRUPTED: break;
+	case IO_FAILED:
+		if (copy_unsupported(errno))
+			return flow_fall_back(f, 1);
+		f->failed_write_len = want;
+		flow_failed(f, 1, errno);
+		return -1;
+	}
+	return 0;
 }
 
 /*

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "fastcat.h"
+#include "flow.h"
 
 int iobuf_init(struct iobuf *b, size_t cap)
 {

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 
 #include "fastcat.h"
+#include "flow.h"
 
 /*
  * Why: on loopback TCP the kernel wakes a waiting receiver for every segment

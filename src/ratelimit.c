@@ -4,6 +4,7 @@
 #include <limits.h>
 
 #include "fastcat.h"
+#include "flow.h"
 
 /*
  * A stream write waits until this many tokens are saved up (or all it

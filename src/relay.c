@@ -11,10 +11,28 @@
 #include <unistd.h>
 
 #include "fastcat.h"
+#include "verify.h"
+#include "flow.h"
+
+/*
+ * The pollfd array by name: each flow's slots (FLOW_SEND, FLOW_RECEIVE: its
+ * source and destination, whichever it waits for), then the control
+ * socket's. A flow fills its own range, so the loop's shape does not depend
+ * on how many fds a flow has.
+ */
+enum { SLOT_CONTROL = 2, SLOT_KINDS };
+#define POLL_SLOTS_MAX 5 /* stdin and socket, socket and stdout, the control socket */
+
+struct poll_slots {
+	struct pollfd fds[POLL_SLOTS_MAX];
+	int first[SLOT_KINDS], count[SLOT_KINDS];
+	nfds_t n;
+};
 
 struct relay {
 	struct session *s;
 	struct flow flows[2];
+	struct dgverify dg;       /* --verify over datagrams: the control datagrams' state */
 	double last_activity;     /* for the -w idle timeout */
 	double quit_at;           /* -q deadline once stdin is done, 0 = none */
 	int saved_flags[2];       /* stdin/stdout file status flags to restore */
@@ -94,7 +112,7 @@ static long relay_flow_wait(const struct relay *r, double now)
 static int relay_poll_timeout(const struct relay *r, double now, long flow_wait)
 {
 	double until = -1, drawing = progress_due(&r->progress);
-	double control = dgverify_due(&r->s->verify, r->flows[FLOW_RECEIVE].running, now);
+	double control = dgverify_due(r->s->verify.dg, r->flows[FLOW_RECEIVE].running, now);
 	long idle_ms = r->s->cfg->timeout_ms, ms;
 
 	if (idle_ms >= 0)
@@ -122,7 +140,7 @@ static int relay_done(struct relay *r, double now)
 	const struct config *cfg = r->s->cfg;
 	const struct flow *send = &r->flows[FLOW_SEND], *recv = &r->flows[FLOW_RECEIVE];
 
-	int confirmed = !r->s->verify.datagram || dgverify_finished(&r->s->verify);
+	int confirmed = !r->s->verify.datagram || dgverify_finished(r->s->verify.dg);
 
 	if (!send->running && !recv->running && confirmed)
 		return 1; /* every enabled direction passed its EOF on */
@@ -169,14 +187,25 @@ static int relay_setup(struct relay *r, struct session *s, int in_fd, int out_fd
 	 * socket with unread data makes the kernel send a reset, and the peer
 	 * then loses what we sent that it had not read yet.
 	 */
-	struct flow_setup send = {
-	    cfg, FLOW_SEND, in_fd, sock, (!cfg->recv_only || cfg->verify) && !s->ep->cannot_send, 0,
-	    0,   &s->verify};
+	struct flow_setup send = {cfg,
+	                          FLOW_SEND,
+	                          in_fd,
+	                          sock,
+	                          (!cfg->recv_only || cfg->verify) && !s->ep->cannot_send,
+	                          0,
+	                          0,
+	                          &s->verify,
+	                          NULL};
 	struct flow_setup recv = {
-	    cfg, FLOW_RECEIVE, sock, out_fd, 1, cfg->send_only, cfg->keep_listening, &s->verify};
+	    cfg,        FLOW_RECEIVE, sock, out_fd, 1, cfg->send_only, cfg->keep_listening,
+	    &s->verify, NULL};
 
 	memset(r, 0, sizeof *r);
 	r->s = s;
+	if (s->verify.datagram) {
+		r->dg.v = &s->verify;
+		s->verify.dg = send.dg = recv.dg = &r->dg;
+	}
 	if (flow_init(&r->flows[FLOW_SEND], &send, &s->sent) != 0 ||
 	    flow_init(&r->flows[FLOW_RECEIVE], &recv, &s->received) != 0) {
 		relay_fail(r, EXIT_RUNTIME, "cannot allocate the relay buffers");
@@ -187,7 +216,7 @@ static int relay_setup(struct relay *r, struct session *s, int in_fd, int out_fd
 	s->receive_buffer = r->flows[FLOW_RECEIVE].read_size;
 	r->last_activity = clock_now();
 	if (s->verify.datagram)
-		dgverify_start(&s->verify, cfg, s->ep, r->last_activity);
+		dgverify_start(&r->dg, cfg, s->ep, r->last_activity);
 	progress_start(&r->progress, s, in_fd);
 	stdio_nonblock(r, in_fd, out_fd);
 	return 0;
@@ -242,12 +271,85 @@ static int relay_control(struct relay *r, double now)
 	if (!v->datagram)
 		return 0;
 	status = dgverify_tick(r->s, r->flows[FLOW_RECEIVE].running, now);
-	if (v->last_heard > r->last_activity)
-		r->last_activity = v->last_heard;
+	if (r->dg.last_heard > r->last_activity)
+		r->last_activity = r->dg.last_heard;
 	if (status == 0)
 		return 0;
 	relay_fail(r, status, "%s", v->why);
 	return -1;
+}
+
+/* Fill the named slots: what each flow waits for, then the control socket. */
+static void relay_poll_prepare(struct relay *r, struct poll_slots *p)
+{
+	int receiving = r->flows[FLOW_RECEIVE].running;
+
+	p->n = 0;
+	for (int i = 0; i < 2; i++) {
+		p->first[i] = (int)p->n;
+		p->count[i] = flow_poll_events(&r->flows[i], p->fds + p->n);
+		p->n += (nfds_t)p->count[i];
+	}
+	p->first[SLOT_CONTROL] = (int)p->n;
+	p->count[SLOT_CONTROL] = dgverify_wants_read(r->s->verify.dg, receiving);
+	if (p->count[SLOT_CONTROL])
+		p->fds[p->n++] = (struct pollfd){.fd = r->s->ep->fd, .events = POLLIN};
+}
+
+/*
+ * Sleep in poll() until an fd is ready or something is due; busy: a flow
+ * still has budgeted work, so only look. 0, or -1 when poll failed. The
+ * control socket's readiness needs no note: dgverify_tick reads it anyway.
+ */
+static int relay_wait(struct relay *r, int busy, double now)
+{
+	struct poll_slots p;
+	long flow_wait;
+	int timeout;
+
+	relay_poll_prepare(r, &p);
+	/* a flow waiting on its --rate-limit bucket or its --rcvlowat patience sleeps here */
+	flow_wait = relay_flow_wait(r, now);
+	if (p.n == 0 && flow_wait < 0 &&
+	    dgverify_due(r->s->verify.dg, r->flows[FLOW_RECEIVE].running, now) < 0)
+		return 0;
+	timeout = busy ? 0 : relay_poll_timeout(r, now, flow_wait);
+	if (poll(p.fds, p.n, timeout) < 0 && errno != EINTR) {
+		relay_fail(r, EXIT_RUNTIME, "poll: %s", strerror(errno));
+		return -1;
+	}
+	for (int i = 0; i < 2; i++)
+		flow_poll_result(&r->flows[i], p.fds + p.first[i], p.count[i]);
+	return 0;
+}
+
+/* One turn of the loop. 1 while the session goes on, 0 when it is over. */
+static int relay_turn(struct relay *r)
+{
+	struct session *s = r->s;
+	double now;
+	int busy;
+
+	if (signal_stop) {
+		relay_fail(r, EXIT_RUNTIME, "interrupted by %s", signals_stop_name());
+		return 0;
+	}
+	if (signal_report) {
+		signal_report = 0;
+		progress_clear(&r->progress);
+		report_print(s, 0);
+	}
+	busy = relay_pump_all(r);
+	if (busy < 0)
+		return 0;
+	now = clock_now();
+	if (relay_control(r, now) != 0)
+		return 0;
+	relay_note_progress(r, now);
+	if (relay_done(r, now))
+		return 0;
+	progress_tick(&r->progress, now);
+	return relay_wait(r, busy, now) == 0;
 }
 
 /*
@@ -259,55 +361,15 @@ static int relay_control(struct relay *r, double now)
 void relay_run(struct session *s, int in_fd, int out_fd)
 {
 	struct relay r;
-	struct pollfd pfd[5]; /* stdin, socket, socket, stdout; the socket for control */
 
 	if (relay_setup(&r, s, in_fd, out_fd) == 0) {
-		for (;;) {
-			int busy, n = 0, nsend, nflows, timeout;
-			long flow_wait;
-			double now;
-
-			if (signal_stop) {
-				relay_fail(&r, EXIT_RUNTIME, "interrupted by %s",
-				           signals_stop_name());
-				break;
-			}
-			if (signal_report) {
-				signal_report = 0;
-				progress_clear(&r.progress);
-				report_print(s, 0);
-			}
-			busy = relay_pump_all(&r);
-			if (busy < 0)
-				break;
-			now = clock_now();
-			if (relay_control(&r, now) != 0)
-				break;
-			relay_note_progress(&r, now);
-			if (relay_done(&r, now))
-				break;
-			progress_tick(&r.progress, now);
-			nsend = flow_poll_events(&r.flows[FLOW_SEND], pfd);
-			n = nflows = nsend + flow_poll_events(&r.flows[FLOW_RECEIVE], pfd + nsend);
-			if (dgverify_wants_read(&s->verify, r.flows[FLOW_RECEIVE].running))
-				pfd[n++] = (struct pollfd){.fd = s->ep->fd, .events = POLLIN};
-			/* a flow waiting on its --rate-limit bucket sleeps here, fds or not */
-			flow_wait = relay_flow_wait(&r, now);
-			if (n == 0 && flow_wait < 0 &&
-			    dgverify_due(&s->verify, r.flows[FLOW_RECEIVE].running, now) < 0)
-				continue;
-			timeout = busy ? 0 : relay_poll_timeout(&r, now, flow_wait);
-			if (poll(pfd, (nfds_t)n, timeout) < 0 && errno != EINTR) {
-				relay_fail(&r, EXIT_RUNTIME, "poll: %s", strerror(errno));
-				break;
-			}
-			flow_poll_result(&r.flows[FLOW_SEND], pfd, nsend);
-			flow_poll_result(&r.flows[FLOW_RECEIVE], pfd + nsend, nflows - nsend);
-		}
+		while (relay_turn(&r))
+			;
 		/* the report or the error line comes next, on a line of its own */
 		progress_clear(&r.progress);
 		stdio_restore(&r, in_fd, out_fd);
 	}
 	for (int i = 0; i < 2; i++)
 		flow_free(&r.flows[i]);
+	s->verify.dg = NULL; /* it lived in r */
 }

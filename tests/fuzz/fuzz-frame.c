@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "fastcat.h"
+#include "verify.h"
 
 #define PREFIXES 64 /* the prefixes tried: headers are shorter than this */
 

@@ -1,0 +1,94 @@
+/* flow-setup.c: a flow's role, sizes, copy method and buffers, decided once before the relay
+ * starts. */
+#include "config.h"
+
+#include <string.h>
+#include <sys/socket.h>
+
+#include "fastcat.h"
+#include "flow.h"
+#include "verify.h"
+
+/* --verify: room for a header in front of a full read, and for END and VERDICT. */
+#define VERIFY_ROOM (FRAME_HEADER + 2 * FRAME_TRAILER)
+
+/*
+ * Size the flow's buffer for its transport: a datagram source reads whole
+ * datagrams; exact datagrams need room for a whole number of them.
+ */
+static size_t flow_capacity(const struct flow *f)
+{
+	size_t cap = f->read_size > f->write_size ? f->read_size : f->write_size;
+
+	if (f->exact)
+		cap = (cap + f->write_size - 1) / f->write_size * f->write_size;
+	if (f->dgram_src)
+		cap += f->read_size; /* room for more small datagrams before one write */
+	if (flow_is_framed(f))
+		cap += VERIFY_ROOM;
+	return cap;
+}
+
+/* The buffer, and the splice pipe bounded by it. 0, or -1 when memory runs out. */
+static int flow_buffers(struct flow *f)
+{
+	/* Splice needs the buffer only to fall back; untouched, it costs no memory. */
+	if (iobuf_init(&f->buf, flow_capacity(f)) != 0)
+		return -1;
+	if (flow_is_framed(f) && f->kind == FLOW_SEND)
+		flow_verify_init(f);
+	/*
+	 * Never more in the pipe than the buffer holds, so a fallback can take it
+	 * all back (the pipe may be bigger: 64 KiB unless F_SETPIPE_SZ grew it).
+	 */
+	if (f->pipe_cap > f->buf.cap)
+		f->pipe_cap = f->buf.cap;
+	if (f->method == METHOD_SPLICE && f->read_min > f->pipe_cap)
+		f->read_min = f->pipe_cap; /* the kernel gave a smaller pipe than a chunk */
+	return 0;
+}
+
+/* Set a flow up from its role and the transport. 0, or -1 when memory runs out. */
+int flow_init(struct flow *f, const struct flow_setup *setup, struct flow_stats *stats)
+{
+	const struct config *cfg = setup->cfg;
+	int to_socket = setup->kind == FLOW_SEND;
+
+	memset(f, 0, sizeof *f);
+	f->kind = setup->kind;
+	f->src = setup->src;
+	f->dst = setup->dst;
+	f->enabled = f->running = setup->enabled;
+	f->discard = setup->discard;
+	f->keep_dst = setup->keep_dst;
+	f->src_ready = f->dst_ready = 1;
+	f->stats = stats;
+	f->verify = setup->verify;
+	f->dg = setup->dg;
+	f->checksum = cfg->checksum && !flow_is_framed(f); /* framing digests the payload itself */
+	digest_init(&stats->digest);
+	f->read_size = cfg->read_size;
+	f->write_size = cfg->write_size;
+	if (cfg->transport->datagram)
+		flow_dgram_init(f, cfg, stats);
+	f->read_min = f->exact ? 1 : f->read_size;
+	/* the bucket holds one write; a datagram is never cut to fit it */
+	f->limited = cfg->rate_limit != 0;
+	if (f->limited)
+		ratelimit_init(&f->limit, cfg->rate_limit, f->write_size, f->dgram_dst,
+		               clock_now());
+	if (flow_is_framed(f) && to_socket)
+		f->read_min += FRAME_HEADER;
+	f->sniff_hello =
+	    !flow_is_framed(f) && !to_socket && cfg->transport->socktype == SOCK_STREAM;
+	copy_choose(f, cfg);
+	stats->copy = f->method;
+	lowat_init(&f->lowat, to_socket ? -1 : f->src, cfg->rcvlowat, f->read_size);
+	return f->enabled ? flow_buffers(f) : 0;
+}
+
+void flow_free(struct flow *f)
+{
+	iobuf_free(&f->buf);
+	copy_close(f);
+}
