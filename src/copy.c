@@ -31,6 +31,8 @@ static const char *flow_name(const struct flow *f)
  */
 static const char *copy_rw_reason(const struct flow *f, const struct config *cfg)
 {
+	struct stat st;
+
 	if (!zerocopy_available())
 		return "this build has no splice (configure --disable-splice, or not Linux)";
 	if (cfg->transport->datagram)
@@ -41,6 +43,8 @@ static const char *copy_rw_reason(const struct flow *f, const struct config *cfg
 		return "--checksum reads the bytes";
 	if (isatty(f->src) || isatty(f->dst))
 		return "a terminal";
+	if (f->kind == FLOW_SEND && fstat(f->src, &st) == 0 && S_ISCHR(st.st_mode))
+		return "stdin is a device"; /* /dev/null, /dev/zero: splice refuses most of them */
 	return NULL;
 }
 
@@ -103,6 +107,17 @@ void copy_choose(struct flow *f, const struct config *cfg)
 		return;
 	}
 	f->copy_forced = cfg->copy == COPY_SPLICE;
+}
+
+/*
+ * -v names a zero-copy method once it has moved bytes: a flow whose first
+ * splice is refused says only that it uses read/write (copy_fallback).
+ */
+static void copy_moved(struct flow *f)
+{
+	if (f->method_told)
+		return;
+	f->method_told = 1;
 	log_verbose("%s: %s", flow_name(f), copy_method_name(f->method));
 }
 
@@ -122,6 +137,7 @@ int copy_read(struct flow *f, size_t want)
 	case IO_MOVED:
 		f->piped += (size_t)n;
 		flow_count_read(f, (size_t)n);
+		copy_moved(f);
 		break;
 	case IO_END: f->src_eof = 1; break;
 	case IO_AGAIN:
@@ -154,6 +170,7 @@ int copy_write(struct flow *f, size_t want)
 			f->pipe_full = 0;
 		}
 		flow_count_write(f, (uint64_t)n, (size_t)n);
+		copy_moved(f);
 		break;
 	case IO_END: f->src_eof = 1; break; /* only sendfile returns 0: the pipe is never empty */
 	case IO_AGAIN: f->dst_ready = 0; break;

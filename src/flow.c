@@ -103,7 +103,7 @@ int flow_fall_back(struct flow *f, int is_write)
 void flow_source_dry(struct flow *f)
 {
 	f->src_ready = 0;
-	if (f->lowat.on)
+	if (lowat_on(&f->lowat))
 		lowat_wait(&f->lowat, clock_now());
 }
 

@@ -34,8 +34,7 @@ struct lowat {
 	int fd;       /* the socket; -1: not for this flow */
 	int mark;     /* --rcvlowat: the most bytes the kernel waits for before it wakes us */
 	size_t chunk; /* a read this large says data is queuing */
-	int on;       /* the mark is set ... */
-	int set;      /* ... to this, at most a quarter of the receive buffer; 0 = off */
+	int set;      /* the mark set now, at most a quarter of the receive buffer; 0 = off */
 	int skip;     /* whole reads before the buffer is looked at again */
 	int logged;   /* -v said so once */
 	double since; /* waiting on poll() with the mark on since, 0 = not waiting */
@@ -78,6 +77,7 @@ struct flow {
 	size_t piped;            /* ... the bytes in it now */
 	int pipe_full;           /* ... took no more though bytes say room: its slots are used */
 	int copy_forced;         /* --copy=splice: a fallback is worth a warning */
+	int method_told;         /* -v named the zero-copy method (once it moved bytes) */
 	struct verify *verify;   /* the session's --verify state (verify->on), or the sniffer's */
 	struct dgverify *dg;     /* --verify over datagrams: the control state; NULL otherwise */
 	int sniff_hello;         /* no --verify: refuse a peer whose first bytes are its hello */
@@ -184,6 +184,7 @@ void iobuf_compact(struct iobuf *);
 
 /* lowat.c */
 void lowat_init(struct lowat *, int, size_t, size_t);
+int lowat_on(const struct lowat *);
 void lowat_read(struct lowat *, size_t);
 void lowat_wait(struct lowat *, double);
 long lowat_wait_ms(const struct lowat *, double);

@@ -94,13 +94,18 @@ void lowat_read(struct lowat *w, size_t got)
 		log_verbose("data queues faster than we wake; SO_RCVLOWAT %d while it does", fit);
 	w->logged = 1;
 	w->set = fit;
-	w->on = 1;
+}
+
+/* The mark is set (to w->set bytes). */
+int lowat_on(const struct lowat *w)
+{
+	return w->set != 0;
 }
 
 /* A read said EAGAIN: the wait that poll() comes to starts now, if the mark is on. */
 void lowat_wait(struct lowat *w, double now)
 {
-	if (w->on && w->since == 0)
+	if (lowat_on(w) && w->since == 0)
 		w->since = now;
 }
 
@@ -109,7 +114,7 @@ long lowat_wait_ms(const struct lowat *w, double now)
 {
 	double left;
 
-	if (!w->on || w->since == 0)
+	if (!lowat_on(w) || w->since == 0)
 		return -1;
 	left = w->since + LOWAT_PATIENCE - now;
 	return left <= 0 ? 0 : (long)(left * 1000) + 1;
@@ -118,10 +123,9 @@ long lowat_wait_ms(const struct lowat *w, double now)
 /* 1 when the wait ran out and the mark is off: read what is there. */
 int lowat_expired(struct lowat *w, double now)
 {
-	if (!w->on || w->since == 0 || now < w->since + LOWAT_PATIENCE)
+	if (!lowat_on(w) || w->since == 0 || now < w->since + LOWAT_PATIENCE)
 		return 0;
 	w->since = 0;
-	w->on = 0;
 	w->set = 0;
 	w->skip = 0; /* the next whole read may set it again at once */
 	lowat_set(w, 1);
