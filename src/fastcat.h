@@ -530,7 +530,7 @@ void bench_print_json(const struct bench_run *, int);
 /* batch-mmsg.c or batch-single.c, chosen by configure */
 #define BATCH_MAX 64 /* datagrams one batch_send call may take */
 struct msghdr;
-int batch_send(int, struct msghdr *, unsigned);
+int batch_send(int, const struct msghdr *, unsigned);
 int batch_recv(int, struct msghdr *, unsigned, size_t *);
 
 /* clock.c */
