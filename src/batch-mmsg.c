@@ -7,7 +7,7 @@
 #include "fastcat.h"
 
 /* Send up to n prepared messages; returns how many went, or -1 with errno. */
-int batch_send(int fd, struct msghdr *msgs, unsigned n)
+int batch_send(int fd, const struct msghdr *msgs, unsigned n)
 {
 	struct mmsghdr mm[BATCH_MAX];
 

@@ -6,7 +6,7 @@
 #include "fastcat.h"
 
 /* Send the first prepared message; returns 1, or -1 with errno. */
-int batch_send(int fd, struct msghdr *msgs, unsigned n)
+int batch_send(int fd, const struct msghdr *msgs, unsigned n)
 {
 	(void)n;
 	return sendmsg(fd, &msgs[0], 0) < 0 ? -1 : 1;

@@ -189,12 +189,12 @@ void bench_print_table(const struct bench_run *r)
 /* One JSON object for a cell; n/a and failed cells have a null value and a reason or an error. */
 static void json_cell(const struct bench_cell *c, int first)
 {
-	char note[400];
-
 	printf("%s{\"transport\":\"%s\"", first ? "" : ",", c->link->name);
 	if (!c->latency)
 		printf(",\"size\":%zu", c->size);
 	if (c->state != CELL_DONE) {
+		char note[400];
+
 		report_json_string(note, sizeof note, c->note);
 		printf(",\"%s\":null,\"%s\":%s}", c->latency ? "usec" : "mbps",
 		       c->state == CELL_NA ? "reason" : "error", note);

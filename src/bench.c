@@ -35,9 +35,10 @@ static void cell_fail(struct bench_run *r, struct bench_cell *c, const char *fmt
 static void cell_fail(struct bench_run *r, struct bench_cell *c, const char *fmt, ...)
 {
 	char name[64];
-	va_list ap;
 
 	if (fmt != NULL) {
+		va_list ap;
+
 		va_start(ap, fmt);
 		log_vformat(c->note, sizeof c->note, 0, fmt, ap);
 		va_end(ap);

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "compat.h"
 #include "fastcat.h"
 #include "verify.h"
 

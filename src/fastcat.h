@@ -265,7 +265,7 @@ const char *bench_link_names(void);
 /* batch-mmsg.c or batch-single.c, chosen by configure */
 #define BATCH_MAX 64 /* datagrams one batch_send call may take */
 struct msghdr;
-int batch_send(int, struct msghdr *, unsigned);
+int batch_send(int, const struct msghdr *, unsigned);
 int batch_recv(int, struct msghdr *, unsigned, size_t *);
 
 /* clock.c */

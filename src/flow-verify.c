@@ -12,6 +12,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "compat.h"
 #include "fastcat.h"
 #include "flow.h"
 #include "verify.h"
@@ -125,10 +126,12 @@ size_t flow_verify_len(const struct flow *f)
 size_t flow_verify_payload(struct flow *f, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)iobuf_head(&f->buf);
-	size_t payload = 0, avail = iobuf_len(&f->buf), take;
+	size_t payload = 0, avail = iobuf_len(&f->buf);
 	struct frame fr;
 
 	while (n > 0) {
+		size_t take;
+
 		if (f->header_left == 0 && f->frame_left == 0) {
 			/* our own frame, whole in the buffer: it decodes */
 			if (verify_decode(p, avail, &fr) == FRAME_HEADER) {
@@ -153,68 +156,72 @@ size_t flow_verify_payload(struct flow *f, size_t n)
 	return payload;
 }
 
+/* --verify, receiving: a frame header; an END or VERDICT is noted for the verdict. */
+static int flow_verify_header(struct flow *f, const unsigned char *p, size_t len)
+{
+	struct verify *v = f->verify;
+	struct frame fr;
+	int rc = verify_decode(p, len, &fr);
+
+	if (rc < 0 || (fr.type == FRAME_DATA && v->end_seen) ||
+	    (fr.type == FRAME_END && v->end_seen) || (fr.type == FRAME_VERDICT && v->verdict_seen))
+		return flow_verify_failed(f, 0, "the peer sent a malformed frame");
+	iobuf_consumed(&f->buf, (size_t)rc);
+	if (fr.type == FRAME_DATA) {
+		f->frame_left = fr.len;
+	} else if (fr.type == FRAME_END) {
+		v->end_seen = 1;
+		v->peer_bytes = fr.bytes;
+		v->peer_digest = fr.digest;
+		v->delivered_bytes = f->stats->bytes;
+		v->delivered_digest = digest_final(&f->stats->digest);
+	} else {
+		v->verdict_seen = 1;
+		v->confirmed_bytes = fr.bytes;
+		v->confirmed_digest = fr.digest;
+	}
+	return 0;
+}
+
 /*
  * --verify, receiving: one step through the peer's frames: its hello, a
- * frame header (an END or VERDICT is noted for the verdict), or DATA
- * payload written to stdout (or dropped with --send-only) and digested.
+ * frame header, or DATA payload written to stdout (or dropped with
+ * --send-only) and digested.
  */
 int flow_verify_write(struct flow *f, size_t want)
 {
-	struct verify *v = f->verify;
 	unsigned char *p = (unsigned char *)iobuf_head(&f->buf);
 	size_t len = flow_verify_len(f);
-	struct frame fr;
 	ssize_t n;
-	int rc;
 
-	if (!v->hello_seen) {
+	if (!f->verify->hello_seen) {
 		if (verify_hello(p, len) < 0)
 			return flow_verify_failed(f, 0,
 			                          "the peer did not open with the verify hello "
 			                          "(is --verify given at both ends?)");
 		iobuf_consumed(&f->buf, VERIFY_HELLO_BYTES);
-		v->hello_seen = 1;
+		f->verify->hello_seen = 1;
 		return 0;
 	}
-	if (f->frame_left == 0) {
-		rc = verify_decode(p, len, &fr);
-		if (rc < 0 || (fr.type == FRAME_DATA && v->end_seen) ||
-		    (fr.type == FRAME_END && v->end_seen) ||
-		    (fr.type == FRAME_VERDICT && v->verdict_seen))
-			return flow_verify_failed(f, 0, "the peer sent a malformed frame");
-		iobuf_consumed(&f->buf, (size_t)rc);
-		if (fr.type == FRAME_DATA) {
-			f->frame_left = fr.len;
-		} else if (fr.type == FRAME_END) {
-			v->end_seen = 1;
-			v->peer_bytes = fr.bytes;
-			v->peer_digest = fr.digest;
-			v->delivered_bytes = f->stats->bytes;
-			v->delivered_digest = digest_final(&f->stats->digest);
-		} else {
-			v->verdict_seen = 1;
-			v->confirmed_bytes = fr.bytes;
-			v->confirmed_digest = fr.digest;
-		}
-		return 0;
-	}
+	if (f->frame_left == 0)
+		return flow_verify_header(f, p, len);
 	len = len < want ? len : want;
 	n = f->discard ? (ssize_t)len : write(f->dst, p, len);
 	f->stats->writes += !f->discard;
-	if (n > 0) {
+	switch (io_result(n)) {
+	case IO_MOVED:
 		digest_update(&f->stats->digest, p, (size_t)n);
 		iobuf_consumed(&f->buf, (size_t)n);
 		f->frame_left -= (uint64_t)n;
-		f->stats->bytes += (uint64_t)n;
-		if ((size_t)n > f->stats->max_write)
-			f->stats->max_write = (size_t)n;
-		f->moved = 1;
-	} else if (n < 0 && errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK) {
+		flow_count_write(f, (uint64_t)n, (size_t)n);
+		break;
+	case IO_AGAIN: f->dst_ready = 0; break;
+	case IO_END:
+	case IO_INTERRUPTED: break;
+	case IO_FAILED:
 		f->failed_write_len = len;
 		flow_failed(f, 1, errno);
 		return -1;
-	} else if (n < 0 && errno != EINTR) {
-		f->dst_ready = 0;
 	}
 	return 0;
 }

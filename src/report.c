@@ -20,14 +20,52 @@ static double flow_rate(const struct flow_stats *f, double now)
 	return secs > 0 ? (double)f->bytes / secs : 0;
 }
 
-static void print_human_flow(const char *name, const struct flow_stats *f, int datagram,
+/* Which side of a direction is a datagram socket, if any. */
+enum datagram_side { DATAGRAM_NONE, DATAGRAM_READS, DATAGRAM_WRITES };
+
+/* "N reads (mean M B, max X B)": a stream side's calls, and the bytes per call. */
+static void format_calls(char *out, size_t len, const char *name, uint64_t calls, uint64_t bytes,
+                         size_t max)
+{
+	snprintf(out, len, "%llu %s (mean %.0f B, max %zu B)", (unsigned long long)calls, name,
+	         calls ? (double)bytes / (double)calls : 0.0, max);
+}
+
+/*
+ * "N writes of D datagrams (mean M B, max X B a datagram)": a datagram
+ * socket's side, saying what its figures are per. A sender's are per
+ * datagram, since one sendmmsg call sends many and max_write is the largest
+ * datagram; a receiver's are per read, since max_read takes a recvmmsg batch
+ * as one.
+ */
+static void format_datagram_calls(char *out, size_t len, const char *name, uint64_t calls,
+                                  const struct flow_stats *f, size_t max, int per_datagram)
+{
+	uint64_t per = per_datagram ? f->datagrams : calls;
+
+	snprintf(out, len, "%llu %s of %llu datagrams (mean %.0f B, max %zu B a %s)",
+	         (unsigned long long)calls, name, (unsigned long long)f->datagrams,
+	         per ? (double)f->bytes / (double)per : 0.0, max,
+	         per_datagram ? "datagram" : "read");
+}
+
+static void print_human_flow(const char *name, const struct flow_stats *f, enum datagram_side side,
                              int checksum, double now)
 {
-	char approx[32], datagrams[64] = "", digest[32] = "";
+	char approx[32], reads[96], writes[96], datagrams[64] = "", digest[32] = "";
 	double rate = flow_rate(f, now);
 
 	units_format_bytes(f->bytes, approx, sizeof approx);
-	if (datagram)
+	if (side == DATAGRAM_READS)
+		format_datagram_calls(reads, sizeof reads, "reads", f->reads, f, f->max_read, 0);
+	else
+		format_calls(reads, sizeof reads, "reads", f->reads, f->bytes, f->max_read);
+	if (side == DATAGRAM_WRITES)
+		format_datagram_calls(writes, sizeof writes, "writes", f->writes, f, f->max_write,
+		                      1);
+	else
+		format_calls(writes, sizeof writes, "writes", f->writes, f->bytes, f->max_write);
+	if (side != DATAGRAM_NONE)
 		snprintf(datagrams, sizeof datagrams, "; %llu datagrams, %llu truncated",
 		         (unsigned long long)f->datagrams, (unsigned long long)f->truncated);
 	if (checksum)
@@ -35,22 +73,22 @@ static void print_human_flow(const char *name, const struct flow_stats *f, int d
 		         (unsigned long long)digest_final(&f->digest));
 	fprintf(
 	    stderr,
-	    "fastcat: %s %llu bytes (%s) in %.3f s: %.1f MiB/s, %.3f Gbit/s; "
-	    "%llu reads (mean %.0f B, max %zu B), %llu writes (mean %.0f B, max %zu B) by %s%s%s\n",
+	    "fastcat: %s %llu bytes (%s) in %.3f s: %.1f MiB/s, %.3f Gbit/s; %s, %s by %s%s%s\n",
 	    name, (unsigned long long)f->bytes, approx, flow_seconds(f, now), rate / (double)MIB,
-	    rate * 8 / 1e9, (unsigned long long)f->reads,
-	    f->reads ? (double)f->bytes / (double)f->reads : 0.0, f->max_read,
-	    (unsigned long long)f->writes, f->writes ? (double)f->bytes / (double)f->writes : 0.0,
-	    f->max_write, copy_method_name(f->copy), datagrams, digest);
+	    rate * 8 / 1e9, reads, writes, copy_method_name(f->copy), datagrams, digest);
 }
 
 static void print_human(const struct session *s, int sndbuf, int rcvbuf, double now)
 {
 	const struct config *cfg = s->cfg;
+	int datagram = cfg->transport->datagram;
 	char rs[32], ws[32];
 
-	print_human_flow("sent", &s->sent, cfg->transport->datagram, cfg->checksum, now);
-	print_human_flow("received", &s->received, cfg->transport->datagram, cfg->checksum, now);
+	/* sent: stdin -> the socket's writes; received: the socket's reads -> stdout */
+	print_human_flow("sent", &s->sent, datagram ? DATAGRAM_WRITES : DATAGRAM_NONE,
+	                 cfg->checksum, now);
+	print_human_flow("received", &s->received, datagram ? DATAGRAM_READS : DATAGRAM_NONE,
+	                 cfg->checksum, now);
 	if (cfg->verify && s->verify.verified)
 		fprintf(stderr,
 		        "fastcat: verified: the peer confirmed the %llu bytes sent, and the %llu "

@@ -24,7 +24,8 @@ static void on_report(int sig)
  * No SA_RESTART: a signal must interrupt a blocking poll() or connect() so
  * the loop sees the flag at once. SIGPIPE and SIGXFSZ are ignored so that a
  * vanished reader or a file-size limit shows up as EPIPE or EFBIG with a
- * message and exit status 7 instead of a silent death.
+ * message and exit status 7 instead of a silent death. Ignoring SIGPIPE also
+ * stands in for MSG_NOSIGNAL where the platform lacks it (compat.h).
  */
 void signals_init(void)
 {
