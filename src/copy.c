@@ -110,8 +110,9 @@ void copy_choose(struct flow *f, const struct config *cfg)
 }
 
 /*
- * -v names a zero-copy method once it has moved bytes: a flow whose first
- * splice is refused says only that it uses read/write (copy_fallback).
+ * -v names a zero-copy method once bytes reached the destination by it: a
+ * flow whose first splice out is refused says only that it uses read/write
+ * (copy_fallback).
  */
 static void copy_moved(struct flow *f)
 {
@@ -137,7 +138,6 @@ int copy_read(struct flow *f, size_t want)
 	case IO_MOVED:
 		f->piped += (size_t)n;
 		flow_count_read(f, (size_t)n);
-		copy_moved(f);
 		break;
 	case IO_END: f->src_eof = 1; break;
 	case IO_AGAIN:

@@ -170,6 +170,8 @@ struct flow_stats {
 	double started;        /* monotonic seconds when the connection opened */
 	double finished;       /* monotonic seconds at this direction's EOF, 0 = running */
 	enum copy_method copy; /* how the bytes moved (the last method, after any fallback) */
+	size_t read_size;      /* the chunks it read and wrote: -B as the flow decided it */
+	size_t write_size;     /* ... (flow-setup.c: transport, datagram and pipe limits) */
 };
 
 /* A connected socket and what is known about it. */

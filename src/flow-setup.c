@@ -29,23 +29,34 @@ static size_t flow_capacity(const struct flow *f)
 	return cap;
 }
 
-/* The buffer, and the splice pipe bounded by it. 0, or -1 when memory runs out. */
-static int flow_buffers(struct flow *f)
+/*
+ * The one place a flow's chunk sizes are decided, and its copy method with
+ * them: -B (--read-size, --write-size) as options_parse fitted it to the
+ * transport, then the role's needs: a datagram source reads whole
+ * datagrams, --dgram-size cuts exact ones (flow_dgram_init), a splice pipe
+ * smaller than a chunk bounds the read. The report prints what is decided here.
+ */
+static void flow_sizes(struct flow *f, const struct config *cfg)
 {
-	/* Splice needs the buffer only to fall back; untouched, it costs no memory. */
-	if (iobuf_init(&f->buf, flow_capacity(f)) != 0)
-		return -1;
-	if (flow_is_framed(f) && f->kind == FLOW_SEND)
-		flow_verify_init(f);
+	f->read_size = cfg->read_size;
+	f->write_size = cfg->write_size;
+	if (cfg->transport->datagram)
+		flow_dgram_init(f, cfg, f->stats);
+	copy_choose(f, cfg); /* a splice pipe is sized for one read */
 	/*
 	 * Never more in the pipe than the buffer holds, so a fallback can take it
 	 * all back (the pipe may be bigger: 64 KiB unless F_SETPIPE_SZ grew it).
 	 */
-	if (f->pipe_cap > f->buf.cap)
-		f->pipe_cap = f->buf.cap;
-	if (f->method == METHOD_SPLICE && f->read_min > f->pipe_cap)
-		f->read_min = f->pipe_cap; /* the kernel gave a smaller pipe than a chunk */
-	return 0;
+	if (f->method == METHOD_SPLICE && f->pipe_cap > flow_capacity(f))
+		f->pipe_cap = flow_capacity(f);
+	if (f->method == METHOD_SPLICE && f->read_size > f->pipe_cap)
+		f->read_size = f->pipe_cap; /* the kernel gave a smaller pipe than a chunk */
+	f->read_min = f->exact ? 1 : f->read_size;
+	if (flow_is_framed(f) && f->kind == FLOW_SEND)
+		f->read_min += FRAME_HEADER;
+	f->stats->read_size = f->read_size;
+	f->stats->write_size = f->write_size;
+	f->stats->copy = f->method;
 }
 
 /* Set a flow up from its role and the transport. 0, or -1 when memory runs out. */
@@ -67,24 +78,23 @@ int flow_init(struct flow *f, const struct flow_setup *setup, struct flow_stats 
 	f->dg = setup->dg;
 	f->checksum = cfg->checksum && !flow_is_framed(f); /* framing digests the payload itself */
 	digest_init(&stats->digest);
-	f->read_size = cfg->read_size;
-	f->write_size = cfg->write_size;
-	if (cfg->transport->datagram)
-		flow_dgram_init(f, cfg, stats);
-	f->read_min = f->exact ? 1 : f->read_size;
+	flow_sizes(f, cfg);
 	/* the bucket holds one write; a datagram is never cut to fit it */
 	f->limited = cfg->rate_limit != 0;
 	if (f->limited)
 		ratelimit_init(&f->limit, cfg->rate_limit, f->write_size, f->dgram_dst,
 		               clock_now());
-	if (flow_is_framed(f) && to_socket)
-		f->read_min += FRAME_HEADER;
 	f->sniff_hello =
 	    !flow_is_framed(f) && !to_socket && cfg->transport->socktype == SOCK_STREAM;
-	copy_choose(f, cfg);
-	stats->copy = f->method;
 	lowat_init(&f->lowat, to_socket ? -1 : f->src, cfg->rcvlowat, f->read_size);
-	return f->enabled ? flow_buffers(f) : 0;
+	if (!f->enabled)
+		return 0;
+	/* Splice needs the buffer only to fall back; untouched, it costs no memory. */
+	if (iobuf_init(&f->buf, flow_capacity(f)) != 0)
+		return -1;
+	if (flow_is_framed(f) && to_socket)
+		flow_verify_init(f);
+	return 0;
 }
 
 void flow_free(struct flow *f)

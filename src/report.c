@@ -56,6 +56,14 @@ static void print_human_flow(const char *name, const struct flow_stats *f, enum 
 	double rate = flow_rate(f, now);
 
 	units_format_bytes(f->bytes, approx, sizeof approx);
+	if (f->bytes == 0) {
+		/* nothing to average: the figures would only read as zeros */
+		fprintf(stderr,
+		        "fastcat: %s 0 bytes (0 B) in %.3f s: nothing moved; %llu read%s, by %s\n",
+		        name, flow_seconds(f, now), (unsigned long long)f->reads,
+		        f->reads == 1 ? "" : "s", copy_method_name(f->copy));
+		return;
+	}
 	if (side == DATAGRAM_READS)
 		format_datagram_calls(reads, sizeof reads, "reads", f->reads, f, f->max_read, 0);
 	else
@@ -78,11 +86,35 @@ static void print_human_flow(const char *name, const struct flow_stats *f, enum 
 	    rate * 8 / 1e9, reads, writes, copy_method_name(f->copy), datagrams, digest);
 }
 
+/*
+ * The summary line, with the chunk sizes the flows used (flow-setup.c
+ * decides them from -B): one size when every read and write used it, else
+ * the sizes of each direction.
+ */
+static void print_human_chunks(const struct session *s, int sndbuf, int rcvbuf)
+{
+	const struct flow_stats *out = &s->sent, *in = &s->received;
+	char chunks[160], a[32], b[32], c[32], d[32];
+
+	units_format_size(out->read_size, a, sizeof a);
+	units_format_size(out->write_size, b, sizeof b);
+	units_format_size(in->read_size, c, sizeof c);
+	units_format_size(in->write_size, d, sizeof d);
+	if (strcmp(a, b) == 0 && strcmp(a, c) == 0 && strcmp(a, d) == 0)
+		snprintf(chunks, sizeof chunks, "chunk %s", a);
+	else if (strcmp(a, c) == 0 && strcmp(b, d) == 0)
+		snprintf(chunks, sizeof chunks, "read %s, write %s", a, b);
+	else
+		snprintf(chunks, sizeof chunks, "sent in %s, out %s; received in %s, out %s", a, b,
+		         c, d);
+	fprintf(stderr, "fastcat: %s %s -> %s, %s, SO_SNDBUF %d, SO_RCVBUF %d\n",
+	        s->cfg->transport->name, s->ep->local, s->ep->peer, chunks, sndbuf, rcvbuf);
+}
+
 static void print_human(const struct session *s, int sndbuf, int rcvbuf, double now)
 {
 	const struct config *cfg = s->cfg;
 	int datagram = cfg->transport->datagram;
-	char rs[32], ws[32];
 
 	/* sent: stdin -> the socket's writes; received: the socket's reads -> stdout */
 	print_human_flow("sent", &s->sent, datagram ? DATAGRAM_WRITES : DATAGRAM_NONE,
@@ -94,15 +126,7 @@ static void print_human(const struct session *s, int sndbuf, int rcvbuf, double 
 		        "fastcat: verified: the peer confirmed the %llu bytes sent, and the %llu "
 		        "bytes received match what it sent\n",
 		        (unsigned long long)s->sent.bytes, (unsigned long long)s->received.bytes);
-	units_format_size(cfg->read_size, rs, sizeof rs);
-	units_format_size(cfg->write_size, ws, sizeof ws);
-	if (cfg->read_size == cfg->write_size)
-		fprintf(stderr, "fastcat: %s %s -> %s, chunk %s, SO_SNDBUF %d, SO_RCVBUF %d\n",
-		        cfg->transport->name, s->ep->local, s->ep->peer, rs, sndbuf, rcvbuf);
-	else
-		fprintf(stderr,
-		        "fastcat: %s %s -> %s, read %s, write %s, SO_SNDBUF %d, SO_RCVBUF %d\n",
-		        cfg->transport->name, s->ep->local, s->ep->peer, rs, ws, sndbuf, rcvbuf);
+	print_human_chunks(s, sndbuf, rcvbuf);
 }
 
 /* A JSON string literal; addresses and errors can hold quotes or control bytes. */
@@ -132,11 +156,11 @@ static void json_flow(char *out, size_t len, const struct flow_stats *f, int dat
 	int n = snprintf(out, len,
 	                 "{\"bytes\":%llu,\"seconds\":%.6f,\"bytes_per_second\":%.1f,"
 	                 "\"syscalls\":%llu,\"reads\":%llu,\"writes\":%llu,\"max_read\":%zu,"
-	                 "\"max_write\":%zu,\"copy\":\"%s\"",
+	                 "\"max_write\":%zu,\"read_size\":%zu,\"write_size\":%zu,\"copy\":\"%s\"",
 	                 (unsigned long long)f->bytes, flow_seconds(f, now), flow_rate(f, now),
 	                 (unsigned long long)(f->reads + f->writes), (unsigned long long)f->reads,
-	                 (unsigned long long)f->writes, f->max_read, f->max_write,
-	                 copy_method_name(f->copy));
+	                 (unsigned long long)f->writes, f->max_read, f->max_write, f->read_size,
+	                 f->write_size, copy_method_name(f->copy));
 
 	if (n < 0 || (size_t)n >= len)
 		return;
