@@ -1,4 +1,8 @@
-/* fastcat.h: the shared types, exit codes and every prototype, grouped by file. */
+/*
+ * fastcat.h: the config, the session, exit codes and the prototypes every
+ * part uses, grouped by file. Internals live in flow.h, verify.h, bench.h
+ * and progress.h.
+ */
 #ifndef FASTCAT_H
 #define FASTCAT_H
 
@@ -207,25 +211,6 @@ struct session {
 	char error[256]; /* the one-line reason, empty on success */
 };
 
-/* Byte counts at one moment, for the rate since then. */
-struct progress_mark {
-	double at; /* monotonic seconds */
-	uint64_t sent, received;
-};
-
-/* --progress and --interval: what is on screen and when to draw next (progress.c). */
-struct progress {
-	const struct session *s;
-	uint64_t total;     /* bytes expected in the counted direction, 0 = unknown */
-	int count_received; /* the percentage counts received bytes (-d), else sent */
-	int live;           /* --progress and stderr is a terminal */
-	int columns;        /* the terminal's width, 0 = unknown */
-	int shown;          /* columns of the live line on screen now, 0 = none */
-	double next_live;   /* monotonic seconds of the next redraw, 0 = none */
-	double next_plain;  /* ... of the next --interval line, 0 = none */
-	struct progress_mark live_mark, plain_mark; /* the previous line of each kind */
-};
-
 /* A transport: everything that tells one from another, as data. */
 struct transport {
 	const char *name;
@@ -314,12 +299,6 @@ int log_format(char *, size_t, int, const char *, ...) __attribute__((format(pri
 /* options.c */
 int options_parse(int, char **, struct config *, char *, size_t);
 void options_usage(void);
-
-/* progress.c */
-void progress_start(struct progress *, const struct session *, int);
-double progress_due(const struct progress *);
-void progress_tick(struct progress *, double);
-void progress_clear(struct progress *);
 
 /* relay.c */
 void relay_run(struct session *, int, int);

@@ -1,5 +1,7 @@
-/* flow.h: one direction of the relay and its parts (flow*.c, copy.c, iobuf.c, lowat.c,
- * ratelimit.c). */
+/*
+ * flow.h: one direction of the relay, and the parts it is made of
+ * (flow*.c, copy.c, iobuf.c, lowat.c, ratelimit.c).
+ */
 #ifndef FLOW_H
 #define FLOW_H
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "fastcat.h"
+#include "progress.h"
 
 #define LIVE_PERIOD 0.5 /* seconds between redraws of the live line, at least */
 
