@@ -104,6 +104,19 @@ static int same_counts(const struct ctl *c, uint64_t datagrams, uint64_t bytes, 
 	return c->datagrams == datagrams && c->bytes == bytes && c->digest == digest;
 }
 
+/* The peer's hello, answered at once: our data, sent in this round, must not overtake it. */
+static void receive_hello(struct dgverify *d, const struct ctl *c, double now)
+{
+	d->v->hello_seen = 1;
+	d->peer_has_hello |= (c->flags & CTL_HAVE_YOURS) != 0;
+	if (!(c->flags & CTL_ANSWER))
+		return;
+	if (!d->hello_out)
+		retry_soon(d, now); /* a listener's first hello wants an answer too */
+	d->hello_out = 1;
+	send_hello(d);
+}
+
 /* A control datagram from the peer. 0, or -1 for a protocol failure (d->v->why). */
 int dgverify_receive(struct dgverify *d, const struct ctl *c, double now)
 {
@@ -116,16 +129,7 @@ int dgverify_receive(struct dgverify *d, const struct ctl *c, double now)
 		return -1;
 	}
 	if (c->type == CTL_HELLO) {
-		d->v->hello_seen = 1;
-		d->peer_has_hello |= (c->flags & CTL_HAVE_YOURS) != 0;
-		/* answered at once: our data, sent in this round, must not overtake it */
-		if (c->flags & CTL_ANSWER) {
-			if (!d->hello_out)
-				retry_soon(d,
-				           now); /* a listener's first hello wants an answer too */
-			d->hello_out = 1;
-			send_hello(d);
-		}
+		receive_hello(d, c, now);
 		return 0;
 	}
 	if (!d->v->hello_seen)
