@@ -41,9 +41,9 @@ static const char *copy_rw_reason(const struct flow *f, const struct config *cfg
 		return "--verify frames and digests the bytes";
 	if (cfg->checksum)
 		return "--checksum reads the bytes";
-	if (isatty(f->src) || isatty(f->dst))
+	if (isatty(flow_src(f)) || isatty(flow_dst(f)))
 		return "a terminal";
-	if (f->kind == FLOW_SEND && fstat(f->src, &st) == 0 && S_ISCHR(st.st_mode))
+	if (f->kind == FLOW_SEND && fstat(flow_src(f), &st) == 0 && S_ISCHR(st.st_mode))
 		return "stdin is a device"; /* /dev/null, /dev/zero: splice refuses most of them */
 	return NULL;
 }
@@ -79,7 +79,7 @@ void copy_choose(struct flow *f, const struct config *cfg)
 	f->pipe[0] = f->pipe[1] = -1;
 	if (!f->enabled || f->discard)
 		return;
-	copy_grow_stdio_pipe(f->kind == FLOW_SEND ? f->src : f->dst,
+	copy_grow_stdio_pipe(f->kind == FLOW_SEND ? flow_src(f) : flow_dst(f),
 	                     f->kind == FLOW_SEND ? f->read_size : f->write_size);
 	if (cfg->copy == COPY_RW)
 		return;
@@ -90,7 +90,7 @@ void copy_choose(struct flow *f, const struct config *cfg)
 			log_verbose("%s: read/write (%s)", flow_name(f), why);
 		return;
 	}
-	if (f->kind != FLOW_SEND || fstat(f->src, &st) != 0)
+	if (f->kind != FLOW_SEND || fstat(flow_src(f), &st) != 0)
 		st.st_mode = 0;
 	if (S_ISREG(st.st_mode)) {
 		f->method = METHOD_SENDFILE;
@@ -131,7 +131,7 @@ static int copy_unsupported(int err)
 /* A zero-copy read: source -> the flow's pipe, at most the room flow_room() leaves in it. */
 int copy_read(struct flow *f, size_t want)
 {
-	ssize_t n = zerocopy_splice(f->src, f->pipe[1], want);
+	ssize_t n = zerocopy_splice(flow_src(f), f->pipe[1], want);
 
 	f->stats->reads++;
 	switch (io_result(n)) {
@@ -159,8 +159,8 @@ int copy_read(struct flow *f, size_t want)
 /* A zero-copy write: the pipe -> destination, or sendfile; 0 from sendfile is the file's end. */
 int copy_write(struct flow *f, size_t want)
 {
-	ssize_t n = f->method == METHOD_SENDFILE ? zerocopy_sendfile(f->dst, f->src, want)
-	                                         : zerocopy_splice(f->pipe[0], f->dst, want);
+	ssize_t n = f->method == METHOD_SENDFILE ? zerocopy_sendfile(flow_dst(f), flow_src(f), want)
+	                                         : zerocopy_splice(f->pipe[0], flow_dst(f), want);
 
 	f->stats->writes++;
 	switch (io_result(n)) {
@@ -173,7 +173,7 @@ int copy_write(struct flow *f, size_t want)
 		copy_moved(f);
 		break;
 	case IO_END: f->src_eof = 1; break; /* only sendfile returns 0: the pipe is never empty */
-	case IO_AGAIN: f->dst_ready = 0; break;
+	case IO_AGAIN: flow_set_dst_ready(f, 0); break;
 	case IO_INTERRUPTED: break;
 	case IO_FAILED:
 		if (copy_unsupported(errno))

@@ -74,7 +74,7 @@ static int flow_control(struct flow *f, const unsigned char *head, const unsigne
 	if (f->dg == NULL) {
 		if (rc != 1 || c.type != CTL_HELLO)
 			return 0;
-		dgverify_send(f->src, &(struct ctl){.type = CTL_REFUSE});
+		dgverify_send(flow_src(f), &(struct ctl){.type = CTL_REFUSE});
 		flow_verify_failed(f, 0,
 		                   "the peer sends --verify datagrams; give --verify at "
 		                   "this end too");
@@ -94,7 +94,7 @@ static int flow_control(struct flow *f, const unsigned char *head, const unsigne
 	if (f->verify->hello_seen)
 		return 0;
 	/* a peer without --verify: our hello tells a fastcat one why it fails too */
-	dgverify_send(f->src, &(struct ctl){.type = CTL_HELLO, .flags = CTL_ANSWER});
+	dgverify_send(flow_src(f), &(struct ctl){.type = CTL_HELLO, .flags = CTL_ANSWER});
 	flow_verify_failed(f, 0,
 	                   "the peer's data came without the verify hello (is --verify "
 	                   "given at both ends?)");
@@ -150,7 +150,7 @@ ssize_t flow_dgram_recv(struct flow *f, size_t want)
 		msg.msg_name = &from;
 		msg.msg_namelen = sizeof from;
 	}
-	n = recvmsg(f->src, &msg, 0);
+	n = recvmsg(flow_src(f), &msg, 0);
 	if (n >= 0 && f->only_peer && !flow_from_peer(f, &from, msg.msg_namelen))
 		return -2;
 	if (n > 0) {
@@ -191,7 +191,7 @@ ssize_t flow_dgram_recv_batch(struct flow *f)
 			msgs[i].msg_namelen = sizeof from[i];
 		}
 	}
-	got = batch_recv(f->src, msgs, n, lens);
+	got = batch_recv(flow_src(f), msgs, n, lens);
 	if (got < 0)
 		return -1;
 	for (int i = 0; i < got && !f->src_eof; i++) {
@@ -234,7 +234,7 @@ ssize_t flow_dgram_send(struct flow *f, size_t want)
 	memset(&msg, 0, sizeof msg);
 	msg.msg_iov = iov;
 	msg.msg_iovlen = 2;
-	n = sendmsg(f->dst, &msg, 0);
+	n = sendmsg(flow_dst(f), &msg, 0);
 	if (n < 0)
 		return n;
 	f->next_seq++;
@@ -264,7 +264,7 @@ ssize_t flow_dgram_send_batch(struct flow *f, unsigned *count)
 		msgs[i].msg_iov = iov[i] + !f->seq;
 		msgs[i].msg_iovlen = (size_t)(1 + f->seq);
 	}
-	sent = batch_send(f->dst, msgs, n);
+	sent = batch_send(flow_dst(f), msgs, n);
 	if (sent < 0)
 		return -1;
 	f->next_seq += (uint64_t)sent;
@@ -282,9 +282,9 @@ ssize_t flow_dgram_send_eof(struct flow *f)
 	unsigned char header[SEQ_HEADER];
 
 	if (!f->seq)
-		return send(f->dst, "", 0, 0);
+		return send(flow_dst(f), "", 0, 0);
 	seq_encode(header, f->next_seq);
-	return send(f->dst, header, SEQ_HEADER, 0);
+	return send(flow_dst(f), header, SEQ_HEADER, 0);
 }
 
 /*
@@ -296,7 +296,7 @@ static void flow_lock_peer(struct flow *f)
 {
 	socklen_t len = sizeof f->peer;
 
-	f->only_peer = getpeername(f->src, (struct sockaddr *)&f->peer, &len) == 0 &&
+	f->only_peer = getpeername(flow_src(f), (struct sockaddr *)&f->peer, &len) == 0 &&
 	               (f->peer.ss_family == AF_INET || f->peer.ss_family == AF_INET6);
 }
 

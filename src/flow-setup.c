@@ -59,6 +59,17 @@ static void flow_sizes(struct flow *f, const struct config *cfg)
 	f->stats->copy = f->method;
 }
 
+/* stdio on one side, the connection on the other; both may be ready until a call says not. */
+static void flow_attach(struct flow *f, const struct flow_setup *setup)
+{
+	int to_socket = setup->kind == FLOW_SEND;
+
+	f->stdio = to_socket ? setup->src : setup->dst;
+	f->net.fd[0] = to_socket ? setup->dst : setup->src;
+	f->net.n = 1;
+	f->stdio_ready = f->net.ready[0] = 1;
+}
+
 /* Set a flow up from its role and the transport. 0, or -1 when memory runs out. */
 int flow_init(struct flow *f, const struct flow_setup *setup, struct flow_stats *stats)
 {
@@ -67,12 +78,10 @@ int flow_init(struct flow *f, const struct flow_setup *setup, struct flow_stats 
 
 	memset(f, 0, sizeof *f);
 	f->kind = setup->kind;
-	f->src = setup->src;
-	f->dst = setup->dst;
+	flow_attach(f, setup);
 	f->enabled = f->running = setup->enabled;
 	f->discard = setup->discard;
 	f->keep_dst = setup->keep_dst;
-	f->src_ready = f->dst_ready = 1;
 	f->stats = stats;
 	f->verify = setup->verify;
 	f->dg = setup->dg;
@@ -86,7 +95,7 @@ int flow_init(struct flow *f, const struct flow_setup *setup, struct flow_stats 
 		               clock_now());
 	f->sniff_hello =
 	    !flow_is_framed(f) && !to_socket && cfg->transport->socktype == SOCK_STREAM;
-	lowat_init(&f->lowat, to_socket ? -1 : f->src, cfg->rcvlowat, f->read_size);
+	lowat_init(&f->lowat, to_socket ? -1 : flow_src(f), cfg->rcvlowat, f->read_size);
 	if (!f->enabled)
 		return 0;
 	/* Splice needs the buffer only to fall back; untouched, it costs no memory. */

@@ -34,7 +34,7 @@ ssize_t flow_verify_read(struct flow *f, size_t want)
 {
 	unsigned char *tail = (unsigned char *)iobuf_tail(&f->buf);
 	struct frame data = {.type = FRAME_DATA};
-	ssize_t n = read(f->src, tail + FRAME_HEADER, want);
+	ssize_t n = read(flow_src(f), tail + FRAME_HEADER, want);
 
 	if (n > 0) {
 		data.len = (uint32_t)n;
@@ -73,12 +73,12 @@ static ssize_t flow_sniff_rest(int fd, unsigned char *peek)
 int flow_verify_sniff(struct flow *f)
 {
 	unsigned char peek[VERIFY_HELLO_BYTES];
-	ssize_t n = recv(f->src, peek, sizeof peek, MSG_PEEK);
+	ssize_t n = recv(flow_src(f), peek, sizeof peek, MSG_PEEK);
 
 	if (n > 0 && n < VERIFY_HELLO_BYTES && verify_hello(peek, (size_t)n) == 0)
-		n = flow_sniff_rest(f->src, peek);
+		n = flow_sniff_rest(flow_src(f), peek);
 	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-		f->src_ready = 0;
+		flow_set_src_ready(f, 0);
 		return 0;
 	}
 	if (n < 0 && errno == EINTR)
@@ -206,7 +206,7 @@ int flow_verify_write(struct flow *f, size_t want)
 	if (f->frame_left == 0)
 		return flow_verify_header(f, p, len);
 	len = len < want ? len : want;
-	n = f->discard ? (ssize_t)len : write(f->dst, p, len);
+	n = f->discard ? (ssize_t)len : write(flow_dst(f), p, len);
 	f->stats->writes += !f->discard;
 	switch (io_result(n)) {
 	case IO_MOVED:
@@ -215,7 +215,7 @@ int flow_verify_write(struct flow *f, size_t want)
 		f->frame_left -= (uint64_t)n;
 		flow_count_write(f, (uint64_t)n, (size_t)n);
 		break;
-	case IO_AGAIN: f->dst_ready = 0; break;
+	case IO_AGAIN: flow_set_dst_ready(f, 0); break;
 	case IO_END:
 	case IO_INTERRUPTED: break;
 	case IO_FAILED:
@@ -266,7 +266,7 @@ int flow_verify_queue_trailer(struct flow *f)
  */
 static void flow_send_hello(struct flow *f)
 {
-	ssize_t n = send(f->dst, iobuf_head(&f->buf), f->gate, MSG_NOSIGNAL | MSG_DONTWAIT);
+	ssize_t n = send(flow_dst(f), iobuf_head(&f->buf), f->gate, MSG_NOSIGNAL | MSG_DONTWAIT);
 
 	if (n <= 0)
 		return;

@@ -102,7 +102,7 @@ int flow_fall_back(struct flow *f, int is_write)
 /* The source said EAGAIN: poll() decides when to read again (or the low-water mark's patience). */
 void flow_source_dry(struct flow *f)
 {
-	f->src_ready = 0;
+	flow_set_src_ready(f, 0);
 	if (lowat_on(&f->lowat))
 		lowat_wait(&f->lowat, clock_now());
 }
@@ -116,7 +116,7 @@ static ssize_t flow_source_read(struct flow *f, size_t want, int batch)
 		return flow_verify_read(f, want);
 	if (f->dgram_src)
 		return flow_dgram_recv(f, want);
-	return read(f->src, iobuf_tail(&f->buf), want);
+	return read(flow_src(f), iobuf_tail(&f->buf), want);
 }
 
 /*
@@ -232,11 +232,11 @@ static int flow_write(struct flow *f, size_t want)
 	else if (f->seq && f->dgram_dst)
 		n = flow_dgram_send(f, want);
 	else
-		n = write(f->dst, iobuf_head(&f->buf), want);
+		n = write(flow_dst(f), iobuf_head(&f->buf), want);
 	f->stats->writes++;
 	switch (io_result(n)) {
 	case IO_MOVED: flow_wrote(f, (size_t)n, count); break;
-	case IO_AGAIN: f->dst_ready = 0; break;
+	case IO_AGAIN: flow_set_dst_ready(f, 0); break;
 	case IO_END:
 	case IO_INTERRUPTED: break;
 	case IO_FAILED:
@@ -253,7 +253,7 @@ static void flow_close_stdout(struct flow *f)
 	int devnull = open("/dev/null", O_WRONLY);
 
 	if (devnull >= 0) {
-		dup2(devnull, f->dst);
+		dup2(devnull, flow_dst(f));
 		close(devnull);
 	}
 }
@@ -270,12 +270,12 @@ static int flow_finish(struct flow *f)
 		f->dg->end_due = 1; /* our END says it (dgverify.c), until the peer's VERDICT */
 		f->dg->sent_datagrams = f->next_seq;
 	} else if (f->eof_datagram) {
-		if (!f->dst_ready)
+		if (!flow_dst_ready(f))
 			return 0;
 		ssize_t sent = flow_dgram_send_eof(f);
 
 		if (sent < 0 && io_result(sent) != IO_FAILED) {
-			f->dst_ready = io_result(sent) == IO_INTERRUPTED;
+			flow_set_dst_ready(f, io_result(sent) == IO_INTERRUPTED);
 			return 0;
 		}
 		if (sent < 0) {
@@ -283,7 +283,7 @@ static int flow_finish(struct flow *f)
 			return -1;
 		}
 	} else if (f->kind == FLOW_SEND) {
-		if (shutdown(f->dst, SHUT_WR) != 0 && errno != ENOTCONN) {
+		if (shutdown(flow_dst(f), SHUT_WR) != 0 && errno != ENOTCONN) {
 			flow_failed(f, 1, errno);
 			return -1;
 		}
@@ -361,16 +361,17 @@ static int flow_needs_compact(const struct flow *f, size_t len)
  */
 enum pump_result flow_pump(struct flow *f)
 {
-	if (!f->src_ready && f->lowat.since > 0 && lowat_expired(&f->lowat, clock_now()))
-		f->src_ready = 1; /* a mark held back a paused sender's last bytes: take them */
+	if (!flow_src_ready(f) && f->lowat.since > 0 && lowat_expired(&f->lowat, clock_now()))
+		flow_set_src_ready(
+		    f, 1); /* a mark held back a paused sender's last bytes: take them */
 	for (int calls = 0; calls < PUMP_BUDGET; calls++) {
 		if (flow_before_step(f) < 0)
 			return PUMP_FAILED;
 		size_t len = flow_len(f), want = 0;
-		int can_read = !f->src_eof && f->src_ready && flow_room(f) >= f->read_min;
+		int can_read = !f->src_eof && flow_src_ready(f) && flow_room(f) >= f->read_min;
 		int whole = !f->exact || len >= f->write_size || f->src_eof;
 
-		if (len > 0 && f->dst_ready && whole && (len >= f->write_size || !can_read) &&
+		if (len > 0 && flow_dst_ready(f) && whole && (len >= f->write_size || !can_read) &&
 		    flow_may_send(f))
 			want = flow_write_len(f, len);
 		if (want > 0) {
@@ -394,30 +395,40 @@ enum pump_result flow_pump(struct flow *f)
 	return PUMP_BUDGET_USED;
 }
 
-/* Poll events follow from the flow's state: wait only for what would unblock it. */
+/*
+ * Poll events follow from the flow's state: wait only for what would
+ * unblock it: stdio's one slot, then one per connection that said EAGAIN.
+ */
 int flow_poll_events(const struct flow *f, struct pollfd *pfd)
 {
-	int n = 0;
+	int sending = f->kind == FLOW_SEND, n = 0;
+	int wants_in = !f->src_eof && flow_room(f) >= f->read_min;
+	int wants_out = flow_len(f) > 0 || f->src_eof;
+	short net_events = sending ? POLLOUT : POLLIN;
 
 	if (!f->running)
 		return 0;
-	if (!f->src_eof && !f->src_ready && flow_room(f) >= f->read_min)
-		pfd[n++] = (struct pollfd){.fd = f->src, .events = POLLIN};
-	if ((flow_len(f) > 0 || f->src_eof) && !f->dst_ready)
-		pfd[n++] = (struct pollfd){.fd = f->dst, .events = POLLOUT};
+	if ((sending ? wants_in : wants_out) && !f->stdio_ready)
+		pfd[n++] = (struct pollfd){.fd = f->stdio, .events = sending ? POLLIN : POLLOUT};
+	for (unsigned i = 0; i < f->net.n && (sending ? wants_out : wants_in); i++)
+		if (!f->net.ready[i])
+			pfd[n++] = (struct pollfd){.fd = f->net.fd[i], .events = net_events};
 	return n;
 }
 
 /* Any event, error or hangup included, means the next syscall will tell us more. */
 void flow_poll_result(struct flow *f, const struct pollfd *pfd, int n)
 {
+	short net_events = f->kind == FLOW_SEND ? POLLOUT : POLLIN;
+
 	for (int i = 0; i < n; i++) {
 		if (pfd[i].revents == 0)
 			continue;
-		if (pfd[i].events & POLLIN)
-			f->src_ready = 1;
+		if (pfd[i].events != net_events)
+			f->stdio_ready = 1;
 		else
-			f->dst_ready = 1;
+			for (unsigned k = 0; k < f->net.n; k++)
+				f->net.ready[k] |= f->net.fd[k] == pfd[i].fd;
 	}
 }
 
@@ -433,7 +444,7 @@ long flow_wait_ms(const struct flow *f, double now)
 	if (!f->running)
 		return -1;
 	rate = f->limited ? ratelimit_wait_ms(&f->limit, now) : -1;
-	mark = f->src_ready ? -1 : lowat_wait_ms(&f->lowat, now);
+	mark = flow_src_ready(f) ? -1 : lowat_wait_ms(&f->lowat, now);
 	if (rate < 0 || (mark >= 0 && mark < rate))
 		return mark;
 	return rate;

@@ -44,27 +44,43 @@ struct lowat {
 
 enum flow_kind { FLOW_SEND, FLOW_RECEIVE };
 
+/*
+ * A flow's socket side: the connections it reads from (receiving) or writes
+ * to (sending). One today; striping one stream over several connections
+ * (-P) fills more, and the pump picks the one a call uses (cur). Poll
+ * slots are one per connection that waits, so the relay's loop keeps its
+ * shape whatever n is.
+ */
+#define FLOW_NET_MAX 1
+
+struct flow_net {
+	int fd[FLOW_NET_MAX];
+	int ready[FLOW_NET_MAX]; /* optimistic: true until a call on it says EAGAIN */
+	unsigned n;              /* connections in use */
+	unsigned cur;            /* the one the next call uses */
+};
+
 /* One direction: bytes read from src wait in buf until dst takes them. */
 struct flow {
 	enum flow_kind kind;
-	int src, dst;
-	int enabled;       /* not turned off by -d */
-	int running;       /* enabled and its EOF not yet passed on */
-	int discard;       /* --send-only: read the peer's data and drop it */
-	int keep_dst;      /* -k: stdout stays open for the next connection */
-	int src_eof;       /* the source said EOF */
-	int src_ready;     /* optimistic: true until read() says EAGAIN */
-	int dst_ready;     /* optimistic: true until write() says EAGAIN */
-	int dgram_src;     /* whole datagrams in, counted, truncation seen */
-	int dgram_dst;     /* each write is one datagram */
-	int exact;         /* --dgram-size: only whole write_size datagrams until EOF */
-	int eof_datagram;  /* EOF goes out as a zero-length datagram */
-	int ignore_empty;  /* --no-dgram-eof: a zero-length datagram is not EOF */
-	int soft_refusal;  /* a refused connectionless peer is no reason to stop reading */
-	int checksum;      /* feed what is delivered to stats->digest */
-	int seq;           /* --seq: datagrams carry a sequence number */
-	uint64_t next_seq; /* the number the next datagram sent carries */
-	size_t recv_slot;  /* --dgram-size at a receiver: the most a datagram holds, 0 = unknown */
+	int stdio;           /* stdin (sending) or stdout (receiving) */
+	int stdio_ready;     /* optimistic: true until a call on it says EAGAIN */
+	struct flow_net net; /* the socket side */
+	int enabled;         /* not turned off by -d */
+	int running;         /* enabled and its EOF not yet passed on */
+	int discard;         /* --send-only: read the peer's data and drop it */
+	int keep_dst;        /* -k: stdout stays open for the next connection */
+	int src_eof;         /* the source said EOF */
+	int dgram_src;       /* whole datagrams in, counted, truncation seen */
+	int dgram_dst;       /* each write is one datagram */
+	int exact;           /* --dgram-size: only whole write_size datagrams until EOF */
+	int eof_datagram;    /* EOF goes out as a zero-length datagram */
+	int ignore_empty;    /* --no-dgram-eof: a zero-length datagram is not EOF */
+	int soft_refusal;    /* a refused connectionless peer is no reason to stop reading */
+	int checksum;        /* feed what is delivered to stats->digest */
+	int seq;             /* --seq: datagrams carry a sequence number */
+	uint64_t next_seq;   /* the number the next datagram sent carries */
+	size_t recv_slot; /* --dgram-size at a receiver: the most a datagram holds, 0 = unknown */
 	size_t read_size, write_size;
 	size_t read_min; /* room needed at the tail before a read */
 	struct iobuf buf;
@@ -154,6 +170,37 @@ void flow_verify_init(struct flow *);
 static inline int flow_is_framed(const struct flow *f)
 {
 	return f->verify != NULL && f->verify->on && !f->verify->datagram;
+}
+
+/* The source and destination of the flow's next call, and whether they may be ready. */
+static inline int flow_src(const struct flow *f)
+{
+	return f->kind == FLOW_SEND ? f->stdio : f->net.fd[f->net.cur];
+}
+
+static inline int flow_dst(const struct flow *f)
+{
+	return f->kind == FLOW_SEND ? f->net.fd[f->net.cur] : f->stdio;
+}
+
+static inline int flow_src_ready(const struct flow *f)
+{
+	return f->kind == FLOW_SEND ? f->stdio_ready : f->net.ready[f->net.cur];
+}
+
+static inline int flow_dst_ready(const struct flow *f)
+{
+	return f->kind == FLOW_SEND ? f->net.ready[f->net.cur] : f->stdio_ready;
+}
+
+static inline void flow_set_src_ready(struct flow *f, int ready)
+{
+	*(f->kind == FLOW_SEND ? &f->stdio_ready : &f->net.ready[f->net.cur]) = ready;
+}
+
+static inline void flow_set_dst_ready(struct flow *f, int ready)
+{
+	*(f->kind == FLOW_SEND ? &f->net.ready[f->net.cur] : &f->stdio_ready) = ready;
 }
 
 /*

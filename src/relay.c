@@ -22,7 +22,7 @@
  * on how many fds a flow has.
  */
 enum { SLOT_CONTROL = 2, SLOT_KINDS };
-#define POLL_SLOTS_MAX 5 /* stdin and socket, socket and stdout, the control socket */
+#define POLL_SLOTS_MAX (2 * (1 + FLOW_NET_MAX) + 1) /* stdio and sockets of each flow, control */
 
 struct poll_slots {
 	struct pollfd fds[POLL_SLOTS_MAX];
