@@ -9,8 +9,6 @@ setup() {
   command -v xxhsum >/dev/null || skip "xxhsum (package xxhash) not installed"
 }
 
-xxh64_of() { local h; h=$(xxhsum -H1 <"$1") && printf '%s\n' "${h%% *}"; }
-
 @test "--checksum over TCP: sent and received digests equal xxhsum -H1 of each payload, both ways" {
   mkpayload "$T/A" 3000001
   mkpayload "$T/B" 70000

@@ -286,6 +286,28 @@ assert_same_bytes() {
   fi
 }
 
+# xxh64_of FILE: `xxhsum -H64` of FILE (16 hex digits, big-endian like
+# fastcat's), or nothing if xxhsum is missing or prints another format.
+xxh64_of() {
+  local h
+  command -v xxhsum >/dev/null || return 0
+  h=$(xxhsum -H64 <"$1" 2>/dev/null) || h=$(xxhsum -H1 <"$1" 2>/dev/null) || return 0
+  h=${h%% *}
+  [[ $h =~ ^[0-9a-f]{16}$ ]] && printf '%s\n' "$h"
+  return 0
+}
+
+# check_both PEER_PID PEER_OUT FASTCAT_OUT: after a session of fastcat with
+# another program (payload $A from fastcat, $B from the peer), the peer exits
+# 0 and both directions are byte-exact.
+check_both() {
+  local rc
+  wait_exit rc "$1" 30
+  assert_equal "peer exit $rc" "peer exit 0"
+  assert_same_bytes "$A" "$2"   # fastcat -> peer
+  assert_same_bytes "$B" "$3"   # peer -> fastcat
+}
+
 # ------------------------------------------------------------------ reports
 
 # json_report FILE [N]: the Nth (default: last) line of FILE that starts
@@ -353,6 +375,9 @@ check_strace_sizes() {
 }
 
 # --------------------------------------------------------------- environment
+
+# need CMD: skip the test unless CMD is installed.
+need() { command -v "$1" >/dev/null || skip "$1 not installed"; }
 
 ipv6_ok() {
   grep -q '^00000000000000000000000000000001 ' /proc/net/if_inet6 2>/dev/null

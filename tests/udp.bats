@@ -20,8 +20,6 @@ setup() {
   T=$BATS_TEST_TMPDIR
 }
 
-need() { command -v "$1" >/dev/null || skip "$1 not installed"; }
-
 # py_port NAME: wait for a python helper started with bg_start NAME ...
 # $T/NAME.port to print its port; sets NAME_PORT.
 py_port() {

@@ -20,8 +20,6 @@ setup() {
   SEQ=(-U --transport unix-seqpacket)
 }
 
-need() { command -v "$1" >/dev/null || skip "$1 not installed"; }
-
 # uxfer SIZE_A SIZE_B [--addr P] fastcat-options...: the client sends
 # a.SIZE_A, the listener sends b.SIZE_B (0 = nothing) on the same
 # connection/association, both fastcat ends get the same options.
@@ -175,15 +173,6 @@ uxfer() {
 ipay() {
   A=$BATS_FILE_TMPDIR/a.1048577
   B=$BATS_FILE_TMPDIR/b.1048577
-}
-
-# check_both PEER_PID PEER_OUT FASTCAT_OUT
-check_both() {
-  local rc
-  wait_exit rc "$1" 30
-  assert_equal "peer exit $rc" "peer exit 0"
-  assert_same_bytes "$A" "$2"   # fastcat -> peer
-  assert_same_bytes "$B" "$3"   # peer -> fastcat
 }
 
 @test "nc.openbsd -N -lU PATH listens, fastcat -U connects: both directions byte-exact" {
