@@ -45,8 +45,6 @@ need_splice() {
     skip "this build has no splice (--copy=splice is a usage error): zero-copy paths cannot be tested"
 }
 
-need() { command -v "$1" >/dev/null || skip "$1 not installed"; }
-
 # method MODE KIND [TRANSPORT]: the "copy" a flow should report. MODE
 # auto|rw|splice, KIND: stdin-file (sendfile), stdin-pipe or stdout
 # (splice); auto copies from a pipe into tcp (measured faster there).

@@ -336,6 +336,62 @@ jq_true() {
   jq -e "$2" >/dev/null <<<"$1" || { fail "not true: jq '$2' on: $1"; return 1; }
 }
 
+# ---------------------------------------------------- usage and error lines
+
+# usage_run fastcat-args...: fastcat (stdin /dev/null) exits 2 (usage)
+# within 10 s and prints nothing on stdout; its stderr is in $stderr and
+# ${stderr_lines[@]}.
+usage_run() {
+  run -2 --separate-stderr timeout 10 "$FASTCAT" "$@" </dev/null
+  assert_equal "stdout: '$output'" "stdout: ''"
+}
+
+# usage_one_line fastcat-args...: usage_run, and exactly one stderr line.
+usage_one_line() {
+  usage_run "$@"
+  assert_equal "stderr lines: ${#stderr_lines[@]}: $stderr" "stderr lines: 1: $stderr"
+}
+
+# usage_err EXPECTED_LINE fastcat-args...: usage_run, and one of the stderr
+# lines is EXPECTED_LINE.
+usage_err() {
+  local exp=$1
+  shift
+  usage_run "$@"
+  grep -Fxq -- "$exp" <<<"$stderr" || fail "args [$*]: expected stderr line: $exp
+got: $stderr"
+}
+
+# usage_exact EXPECTED_LINE fastcat-args...: usage_one_line, and that line,
+# all of stderr, is EXPECTED_LINE.
+usage_exact() {
+  local exp=$1
+  shift
+  usage_one_line "$@"
+  assert_equal "${stderr_lines[0]}" "$exp"
+  assert_equal "$stderr" "$exp"
+}
+
+# one_error_line TEXT ERE: TEXT (a stderr without -v) is exactly one line,
+# "fastcat: ...", matching ERE.
+one_error_line() {
+  local n
+  n=$(grep -c '' <<<"$1")
+  [[ -n $1 && $n == 1 ]] || fail "expected one line on stderr, got $n:
+$1"
+  [[ $1 == "fastcat: "* ]] || fail "not a 'fastcat: ' message: $1"
+  grep -Eq -- "$2" <<<"$1" || fail "'$1' does not match /$2/"
+}
+
+# error_line_in FILE ERE: a -v stderr FILE has exactly one error line, "fastcat: "
+# followed by text matching ERE.
+error_line_in() {
+  local n
+  n=$(grep -Ec -- "^fastcat: .*($2)" "$1")
+  [[ $n == 1 ]] || fail "expected one error line /$2/ in ${1##*/}, got $n:
+$(cat "$1")"
+}
+
 # ------------------------------------------------------------------ strace
 
 # strace as a command prefix. LeakSanitizer cannot run under ptrace, so leak
