@@ -3,7 +3,7 @@
 # on the data fds (stdin, stdout, socket): checked with strace and with the
 # JSON report's max_read / max_write. The strace and JSON checks run with
 # --copy=rw, where every move is a read(2) or write(2); splice and sendfile
-# sizes are checked in copy.bats.
+# sizes are checked in copy-splice.bats.
 
 load helpers
 

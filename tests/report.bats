@@ -10,7 +10,7 @@ setup() {
 @test "--report=json: one JSON line per end, byte counts match the payloads both ways" {
   mkpayload "$T/A" 1048577   # client -> listener
   mkpayload "$T/B" 300000    # listener -> client
-  # read/write, so the read and write counts below mean read(2) and write(2) (splice: copy.bats)
+  # read/write, so the read and write counts below mean read(2) and write(2) (splice: copy-splice.bats)
   fc_listen L --in "$T/B" --report=json --copy=rw
   run -0 --separate-stderr fcx "$T/A" "$T/c.out" --report=json --copy=rw 127.0.0.1 "$L_PORT"
   # without -v the client's stderr is exactly the one JSON line
