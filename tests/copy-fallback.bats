@@ -31,8 +31,7 @@ append_recv() {
   run -0 --separate-stderr timeout -k 5 60 bash -c 'in=$1 out=$2; shift 2; "$@" <"$in" >>"$out"' \
     _ "$T/empty" "$T/app" "$FASTCAT" --report=json "$@" "${ADDR[@]}"
   printf '%s\n' "$stderr" >"$T/c.err"
-  wait_exit rc "$L_PID" 30
-  assert_equal "listener exit $rc" "listener exit 0"
+  listener_ok 30
   { printf 'old content, kept\n'; cat "$BATS_FILE_TMPDIR/a.$SZ"; } >"$T/expected"
   assert_same_bytes "$T/expected" "$T/app"
   CJSON=$(json_report "$T/c.err")
@@ -82,12 +81,10 @@ append_recv() {
 
 @test "--copy=splice with stdin /dev/null: warns of the fallback, exits 0, sent copy rw, receives every byte" {
   need_splice
-  local rc
   fc_listen L --in "$BATS_FILE_TMPDIR/a.1048577"
   run -0 --separate-stderr fcx /dev/null "$T/c.out" --copy=splice --report=json 127.0.0.1 "$L_PORT"
   printf '%s\n' "$stderr" >"$T/c.err"
-  wait_exit rc "$L_PID" 30
-  assert_equal "listener exit $rc" "listener exit 0"
+  listener_ok 30
   assert_same_bytes "$BATS_FILE_TMPDIR/a.1048577" "$T/c.out"
   run -0 grep -v '^{"fastcat":' "$T/c.err"
   assert_output 'fastcat: warning: stdin -> socket: splice not supported here (Invalid argument); using read/write'
@@ -103,12 +100,10 @@ append_recv() {
   local rc want_a want_b
   fc_listen L --in "$BATS_FILE_TMPDIR/b.1048577" --checksum --report=json
   run -0 run_client pipe file "$BATS_FILE_TMPDIR/a.$SZ" --checksum --report=json 127.0.0.1 "$L_PORT"
-  wait_exit rc "$L_PID" 30
-  assert_equal "listener exit $rc" "listener exit 0"
+  listener_ok 30
   assert_same_bytes "$BATS_FILE_TMPDIR/a.$SZ" "$T/L.out"
   assert_same_bytes "$BATS_FILE_TMPDIR/b.1048577" "$T/c.out"
-  CJSON=$(json_report "$T/c.err")
-  LJSON=$(json_report "$T/L.err")
+  both_reports
   for j in "$CJSON" "$LJSON"; do
     jq_is "$j" .sent.copy rw
     jq_is "$j" .received.copy rw
@@ -142,15 +137,12 @@ append_recv() {
 }
 
 @test "auto over udp: copy rw both ways at both ends, byte-exact" {
-  local rc
   mkpayload "$T/a" 300000
   fc_listen L -u --report=json
   run -0 run_client file file "$T/a" -u --report=json 127.0.0.1 "$L_PORT"
-  wait_exit rc "$L_PID" 30
-  assert_equal "listener exit $rc" "listener exit 0"
+  listener_ok 30
   assert_same_bytes "$T/a" "$T/L.out"
-  CJSON=$(json_report "$T/c.err")
-  LJSON=$(json_report "$T/L.err")
+  both_reports
   for j in "$CJSON" "$LJSON"; do
     jq_is "$j" .sent.copy rw
     jq_is "$j" .received.copy rw
@@ -166,8 +158,7 @@ append_recv() {
     wait_exit rc "$L_PID" 30
     assert_equal "$tr listener exit $rc" "$tr listener exit 0"
     assert_same_bytes "$T/a" "$T/L.out"
-    CJSON=$(json_report "$T/c.err")
-    LJSON=$(json_report "$T/L.err")
+    both_reports
     jq_is "$CJSON" .transport "$tr"
     for j in "$CJSON" "$LJSON"; do
       jq_is "$j" .sent.copy rw
@@ -177,11 +168,9 @@ append_recv() {
 }
 
 @test "--send-only: the discarded receive direction is rw, the sending one zero-copy" {
-  local rc
   fc_listen L --in "$BATS_FILE_TMPDIR/b.1048577"
   run -0 run_client file file "$BATS_FILE_TMPDIR/a.1048577" --send-only --report=json 127.0.0.1 "$L_PORT"
-  wait_exit rc "$L_PID" 30
-  assert_equal "listener exit $rc" "listener exit 0"
+  listener_ok 30
   assert_same_bytes "$BATS_FILE_TMPDIR/a.1048577" "$T/L.out"
   assert_equal "stdout bytes: $(stat -c %s "$T/c.out")" "stdout bytes: 0"
   CJSON=$(json_report "$T/c.err")

@@ -310,6 +310,18 @@ check_both() {
 
 # ------------------------------------------------------------------ reports
 
+# listener_ok SECS: the listener L (fc_listen L, fc_ulisten L) exits 0
+# within SECS.
+listener_ok() {
+  local rc
+  wait_exit rc "$L_PID" "$1"
+  assert_equal "listener exit $rc" "listener exit 0"
+}
+
+# both_reports: CJSON and LJSON, the JSON reports of the client ($T/c.err)
+# and of the listener L ($T/L.err).
+both_reports() { CJSON=$(json_report "$T/c.err") && LJSON=$(json_report "$T/L.err"); }
+
 # json_report FILE [N]: the Nth (default: last) line of FILE that starts
 # with {"fastcat":, checked to be one JSON object.
 json_report() {
