@@ -23,17 +23,6 @@ teardown() {
   [[ -z ${OWN_DIR:-} ]] || rm -rf "$OWN_DIR"
 }
 
-need() { command -v "$1" >/dev/null || skip "$1 not installed"; }
-
-# usage_err EXPECTED_LINE fastcat-args...: exit 2, stdout empty, stderr is that one line.
-usage_err() {
-  local exp=$1
-  shift
-  run -2 --separate-stderr timeout 10 "$FASTCAT" "$@"
-  assert_equal "stdout: '$output'" "stdout: ''"
-  assert_equal "$stderr" "$exp"
-}
-
 # nc_from SRC PORT IN: nc.openbsd connects from address SRC, sends IN, half-closes.
 nc_from() { timeout 10 nc.openbsd -N -s "$1" 127.0.0.1 "$2" <"$3" >/dev/null 2>&1; }
 
@@ -218,20 +207,20 @@ wait_rxq_above() {
 @test "usage: a bad CIDR exits 2 with one line naming the option and the value" {
   local v
   for v in 10.0.0.0/33 10.0.0.0/-1 10.0.0.0/8x 10.0.0.0/ 10.0.0.0/+8; do
-    usage_err "fastcat: --allow $v: prefix length must be 0 to 32" -l --allow "$v" 0
+    usage_exact "fastcat: --allow $v: prefix length must be 0 to 32" -l --allow "$v" 0
   done
-  usage_err "fastcat: --deny ::1/129: prefix length must be 0 to 128" -l --deny ::1/129 0
+  usage_exact "fastcat: --deny ::1/129: prefix length must be 0 to 128" -l --deny ::1/129 0
   for v in 1.2.3 a/8 /8 example.org 256.1.1.1 ' 10.0.0.1' fe80::1%lo; do
-    usage_err "fastcat: --deny $v: not an IPv4 or IPv6 address (ADDRESS or ADDRESS/BITS)" \
+    usage_exact "fastcat: --deny $v: not an IPv4 or IPv6 address (ADDRESS or ADDRESS/BITS)" \
       -l --deny "$v" 0
   done
-  usage_err "fastcat: --allow: empty address" -l --allow '' 0
+  usage_exact "fastcat: --allow: empty address" -l --allow '' 0
 }
 
 @test "usage: more than 64 rules is an error" {
   local args=() i
   for i in $(seq 1 64); do args+=(--deny "10.0.$i.0/24"); done
-  usage_err "fastcat: --allow 10.1.0.0/16: at most 64 --allow and --deny rules" \
+  usage_exact "fastcat: --allow 10.1.0.0/16: at most 64 --allow and --deny rules" \
     -l "${args[@]}" --allow 10.1.0.0/16 0
   # 64 are fine: the listener starts (and is stopped at once).
   fc_listen L -- "${args[@]}"
@@ -239,22 +228,22 @@ wait_rxq_above() {
 
 @test "usage: --allow/--deny need -l and tcp or udp; --unix-mode needs -l, -U and a path; bad modes" {
   local m
-  usage_err "fastcat: --allow: needs -l" --allow 127.0.0.1 127.0.0.1 1
-  usage_err "fastcat: --deny: needs -l" -u --deny ::1 127.0.0.1 1
-  usage_err "fastcat: --deny: needs a tcp or udp listener (Unix peers have no address; see --unix-mode)" \
+  usage_exact "fastcat: --allow: needs -l" --allow 127.0.0.1 127.0.0.1 1
+  usage_exact "fastcat: --deny: needs -l" -u --deny ::1 127.0.0.1 1
+  usage_exact "fastcat: --deny: needs a tcp or udp listener (Unix peers have no address; see --unix-mode)" \
     -lU --deny 127.0.0.1 "$T/s"
-  usage_err "fastcat: --allow: needs a tcp or udp listener (Unix peers have no address; see --unix-mode)" \
+  usage_exact "fastcat: --allow: needs a tcp or udp listener (Unix peers have no address; see --unix-mode)" \
     -l --transport unix-dgram --allow 127.0.0.1 "$T/s"
-  usage_err "fastcat: --unix-mode: needs -l" -U --unix-mode 600 "$T/s"
-  usage_err "fastcat: --unix-mode: needs a Unix socket path (-U)" -l --unix-mode 600 0
-  usage_err "fastcat: --unix-mode: @fc-x is an abstract name, which has no file mode; use a path" \
+  usage_exact "fastcat: --unix-mode: needs -l" -U --unix-mode 600 "$T/s"
+  usage_exact "fastcat: --unix-mode: needs a Unix socket path (-U)" -l --unix-mode 600 0
+  usage_exact "fastcat: --unix-mode: @fc-x is an abstract name, which has no file mode; use a path" \
     -lU --unix-mode 600 @fc-x
   for m in 888 1000 7777 0o600 -1 660x ' 660' rw; do
-    usage_err "fastcat: --unix-mode $m: must be an octal mode from 0 to 777 (e.g. 660)" \
+    usage_exact "fastcat: --unix-mode $m: must be an octal mode from 0 to 777 (e.g. 660)" \
       -lU --unix-mode "$m" "$T/s"
   done
-  usage_err "fastcat: --unix-mode: empty mode (octal, e.g. 660)" -lU --unix-mode '' "$T/s"
-  usage_err "fastcat: --bench and --allow: cannot be combined" --bench --allow 127.0.0.1
+  usage_exact "fastcat: --unix-mode: empty mode (octal, e.g. 660)" -lU --unix-mode '' "$T/s"
+  usage_exact "fastcat: --bench and --allow: cannot be combined" --bench --allow 127.0.0.1
   [[ ! -e $T/s ]] || fail "a usage error created $T/s"
 }
 

@@ -21,15 +21,6 @@ setup_file() {
   echo "$rc" >"$d/json.rc"
 }
 
-# usage_err EXPECTED_LINE args...: exit 2, stdout empty, stderr exactly that line.
-usage_err() {
-  local exp=$1
-  shift
-  run -2 --separate-stderr timeout 10 "$FASTCAT" "$@"
-  assert_equal "stdout: '$output'" "stdout: ''"
-  assert_equal "$stderr" "$exp"
-}
-
 # A table row without the "(N% lost)" notes, as words: row_words LABEL.
 row_words() {
   grep -E "^ *$1 " "$BATS_FILE_TMPDIR/table.out" | sed -E 's/ \([^)]*\)//g'
@@ -176,33 +167,33 @@ row_words() {
 }
 
 @test "usage: unknown transport, names it and the known ones" {
-  usage_err "fastcat: --bench-transports tcp,foo: unknown transport 'foo' (pipe, memcpy, tcp, udp, unix, unix-dgram, unix-seqpacket)" \
+  usage_exact "fastcat: --bench-transports tcp,foo: unknown transport 'foo' (pipe, memcpy, tcp, udp, unix, unix-dgram, unix-seqpacket)" \
     --bench --bench-transports tcp,foo
-  usage_err "fastcat: --bench-transports tcp,: unknown transport '' (pipe, memcpy, tcp, udp, unix, unix-dgram, unix-seqpacket)" \
+  usage_exact "fastcat: --bench-transports tcp,: unknown transport '' (pipe, memcpy, tcp, udp, unix, unix-dgram, unix-seqpacket)" \
     --bench --bench-transports tcp,
 }
 
 @test "usage: bad sizes name the entry: 4x, 0, 65M" {
-  usage_err "fastcat: --bench-sizes 4x: invalid size (digits with an optional k/K/KiB, m/M/MiB or g/G/GiB suffix)" \
+  usage_exact "fastcat: --bench-sizes 4x: invalid size (digits with an optional k/K/KiB, m/M/MiB or g/G/GiB suffix)" \
     --bench --bench-sizes 1k,4x
-  usage_err "fastcat: --bench-sizes 0: size must be 1 byte to 64 MiB" --bench --bench-sizes 0
-  usage_err "fastcat: --bench-sizes 65M: size must be 1 byte to 64 MiB" --bench --bench-sizes 1,65M
+  usage_exact "fastcat: --bench-sizes 0: size must be 1 byte to 64 MiB" --bench --bench-sizes 0
+  usage_exact "fastcat: --bench-sizes 65M: size must be 1 byte to 64 MiB" --bench --bench-sizes 1,65M
 }
 
 @test "usage: --bench-time 0, 3601, 0.5 and abc" {
   local v
   for v in 0 3601 0.5; do
-    usage_err "fastcat: --bench-time $v: must be 1 to 3600 seconds" --bench --bench-time "$v"
+    usage_exact "fastcat: --bench-time $v: must be 1 to 3600 seconds" --bench --bench-time "$v"
   done
-  usage_err "fastcat: --bench-time abc: invalid time (seconds, e.g. 5, 0.5 or 500ms)" \
+  usage_exact "fastcat: --bench-time abc: invalid time (seconds, e.g. 5, 0.5 or 500ms)" \
     --bench --bench-time abc
 }
 
 @test "usage: --bench takes no host, port or -l; --bench-* need --bench" {
-  usage_err "fastcat: --bench: unexpected argument '127.0.0.1' (it takes no host, port or path)" \
+  usage_exact "fastcat: --bench: unexpected argument '127.0.0.1' (it takes no host, port or path)" \
     --bench 127.0.0.1 9000
-  usage_err "fastcat: --bench and -l: cannot be combined" --bench -l 0
-  usage_err "fastcat: --bench and -u: cannot be combined" -u --bench
-  usage_err "fastcat: --bench-time: needs --bench" --bench-time 5 127.0.0.1 9000
-  usage_err "fastcat: --bench-sizes: needs --bench" --bench-sizes 1k 127.0.0.1 9000
+  usage_exact "fastcat: --bench and -l: cannot be combined" --bench -l 0
+  usage_exact "fastcat: --bench and -u: cannot be combined" -u --bench
+  usage_exact "fastcat: --bench-time: needs --bench" --bench-time 5 127.0.0.1 9000
+  usage_exact "fastcat: --bench-sizes: needs --bench" --bench-sizes 1k 127.0.0.1 9000
 }

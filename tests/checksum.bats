@@ -9,23 +9,18 @@ setup() {
   command -v xxhsum >/dev/null || skip "xxhsum (package xxhash) not installed"
 }
 
-xxh64_of() { local h; h=$(xxhsum -H1 <"$1") && printf '%s\n' "${h%% *}"; }
-
 @test "--checksum over TCP: sent and received digests equal xxhsum -H1 of each payload, both ways" {
   mkpayload "$T/A" 3000001
   mkpayload "$T/B" 70000
   fc_listen L --in "$T/B" --checksum --report=json
   run -0 --separate-stderr fcx "$T/A" "$T/c.out" --checksum -B 7777 --report=json 127.0.0.1 "$L_PORT"
   printf '%s\n' "$stderr" >"$T/c.err"
-  local rc c l
-  wait_exit rc "$L_PID" 20
-  assert_equal "listener exit $rc" "listener exit 0"
-  c=$(json_report "$T/c.err")
-  l=$(json_report "$T/L.err")
-  jq_is "$c" .sent.xxh64 "$(xxh64_of "$T/A")"
-  jq_is "$l" .received.xxh64 "$(xxh64_of "$T/A")"
-  jq_is "$l" .sent.xxh64 "$(xxh64_of "$T/B")"
-  jq_is "$c" .received.xxh64 "$(xxh64_of "$T/B")"
+  listener_ok 20
+  both_reports
+  jq_is "$CJSON" .sent.xxh64 "$(xxh64_of "$T/A")"
+  jq_is "$LJSON" .received.xxh64 "$(xxh64_of "$T/A")"
+  jq_is "$LJSON" .sent.xxh64 "$(xxh64_of "$T/B")"
+  jq_is "$CJSON" .received.xxh64 "$(xxh64_of "$T/B")"
 }
 
 @test "--checksum: the digest of nothing is XXH64 of the empty input; the human report shows it" {
@@ -39,15 +34,12 @@ xxh64_of() { local h; h=$(xxhsum -H1 <"$1") && printf '%s\n' "${h%% *}"; }
   fc_ulisten L -- -Uu --checksum --report=json
   run -0 --separate-stderr fcx "$T/A" "$T/c.out" -Uu --dgram-size 1024 --checksum --report=json "$L_PATH"
   printf '%s\n' "$stderr" >"$T/c.err"
-  local rc c l
-  wait_exit rc "$L_PID" 20
-  assert_equal "listener exit $rc" "listener exit 0"
-  c=$(json_report "$T/c.err")
-  l=$(json_report "$T/L.err")
-  jq_is "$c" .sent.datagrams 4096
-  jq_is "$l" .received.datagrams 4096
-  jq_is "$c" .sent.xxh64 "$(xxh64_of "$T/A")"
-  jq_is "$l" .received.xxh64 "$(xxh64_of "$T/A")"
+  listener_ok 20
+  both_reports
+  jq_is "$CJSON" .sent.datagrams 4096
+  jq_is "$LJSON" .received.datagrams 4096
+  jq_is "$CJSON" .sent.xxh64 "$(xxh64_of "$T/A")"
+  jq_is "$LJSON" .received.xxh64 "$(xxh64_of "$T/A")"
 }
 
 @test "without --checksum the JSON report has no xxh64 key" {
@@ -62,8 +54,7 @@ xxh64_of() { local h; h=$(xxhsum -H1 <"$1") && printf '%s\n' "${h%% *}"; }
   fc_ulisten L -- -Uu --dgram-size 1024 --checksum --report=json
   run -0 --separate-stderr fcx "$T/A" "$T/c.out" -Uu --dgram-size 1024 --checksum "$L_PATH"
   local rc l
-  wait_exit rc "$L_PID" 20
-  assert_equal "listener exit $rc" "listener exit 0"
+  listener_ok 20
   assert_same_bytes "$T/A" "$T/L.out"
   l=$(json_report "$T/L.err")
   jq_is "$l" '[.received.datagrams, .received.truncated] | map(tostring) | join(" ")' "4096 0"

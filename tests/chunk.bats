@@ -3,7 +3,7 @@
 # on the data fds (stdin, stdout, socket): checked with strace and with the
 # JSON report's max_read / max_write. The strace and JSON checks run with
 # --copy=rw, where every move is a read(2) or write(2); splice and sendfile
-# sizes are checked in copy.bats.
+# sizes are checked in copy-splice.bats.
 
 load helpers
 
@@ -29,8 +29,7 @@ both_ways() {
   fc_listen L --in "$B" --report=json --copy=rw "${lopts[@]}"
   run -0 --separate-stderr fcx "$A" "$T/c.out" --report=json --copy=rw "$@" 127.0.0.1 "$L_PORT"
   printf '%s\n' "$stderr" >"$T/c.err"
-  wait_exit rc "$L_PID" 30
-  assert_equal "listener exit $rc" "listener exit 0"
+  listener_ok 30
   assert_same_bytes "$A" "$T/L.out"
   assert_same_bytes "$B" "$T/c.out"
   LJSON=$(json_report "$T/L.err")
@@ -44,9 +43,7 @@ both_ways() {
   FC_PREFIX=()
   FC_TIMEOUT=60 run -0 io "$A" "$T/c.out" \
     "${STRACE[@]}" -ff -qq -s 0 -o "$T/ctr" -e "trace=$STRACE_SET" "$FASTCAT" -B 4096 --copy=rw 127.0.0.1 "$L_PORT"
-  local rc
-  wait_exit rc "$L_PID" 30
-  assert_equal "listener exit $rc" "listener exit 0"
+  listener_ok 30
   assert_same_bytes "$A" "$T/L.out"
   assert_same_bytes "$B" "$T/c.out"
   run -0 check_strace_sizes "$T/ctr" 4096 4096
@@ -87,9 +84,7 @@ both_ways() {
   FC_TIMEOUT=60 run -0 io "$A" "$T/c.out" \
     "${STRACE[@]}" -ff -qq -s 0 -o "$T/ctr" -e "trace=$STRACE_SET" \
     "$FASTCAT" --read-size 4096 --write-size 1000 --copy=rw 127.0.0.1 "$L_PORT"
-  local rc
-  wait_exit rc "$L_PID" 30
-  assert_equal "listener exit $rc" "listener exit 0"
+  listener_ok 30
   assert_same_bytes "$A" "$T/L.out"
   assert_same_bytes "$B" "$T/c.out"
   run -0 check_strace_sizes "$T/ctr" 4096 1000

@@ -17,8 +17,7 @@ setup() {
   FC_TIMEOUT=30 run -0 fcx "$T/req" "$T/reply" 127.0.0.1 "$L_PORT"
   assert_equal "$(cat "$T/reply")" "$(sha256sum <"$T/req")"
   local rc
-  wait_exit rc "$L_PID" 10
-  assert_equal "listener exit $rc" "listener exit 0"
+  listener_ok 10
   wait_exit rc "$SRV_PID" 10
   assert_equal "server program exit $rc" "server program exit 0"
 }
@@ -27,9 +26,7 @@ setup() {
   mkpayload "$T/p" $((16 * 1048576))
   fc_listen L
   run -0 fcx "$T/p" "$T/c.out" 127.0.0.1 "$L_PORT"
-  local rc
-  wait_exit rc "$L_PID" 30
-  assert_equal "listener exit $rc" "listener exit 0"
+  listener_ok 30
   assert_same_bytes "$T/p" "$T/L.out"
   assert_equal "$(stat -c %s "$T/c.out")" 0
 }
@@ -38,9 +35,7 @@ setup() {
   mkpayload "$T/p" $((16 * 1048576))
   fc_listen L --in "$T/p"
   run -0 fcx /dev/null "$T/c.out" 127.0.0.1 "$L_PORT"
-  local rc
-  wait_exit rc "$L_PID" 30
-  assert_equal "listener exit $rc" "listener exit 0"
+  listener_ok 30
   assert_same_bytes "$T/p" "$T/c.out"
 }
 
@@ -59,8 +54,7 @@ setup() {
   (( ms < 5000 )) || fail "client took ${ms} ms to exit after the peer's EOF"
   assert_same_bytes "$T/reply" "$T/c.out"
   is_alive "$HOLD_PID" || fail "stdin writer ended early; the test proves nothing"
-  wait_exit rc "$L_PID" 10
-  assert_equal "listener exit $rc" "listener exit 0"
+  listener_ok 10
 }
 
 @test "without --exit-on-peer-eof: keeps running after the peer's EOF until stdin ends, then exits 0" {
@@ -76,8 +70,7 @@ setup() {
   local rc
   wait_exit rc "$C_PID" 10
   assert_equal "client exit $rc" "client exit 0"
-  wait_exit rc "$L_PID" 10
-  assert_equal "listener exit $rc" "listener exit 0"
+  listener_ok 10
   assert_same_bytes "$T/reply" "$T/c.out"
 }
 
@@ -167,8 +160,7 @@ setup() {
   assert_same_bytes "$T/reply" "$T/c.out"
   assert_same_bytes "$T/stdin" "$T/rest"
   local rc
-  wait_exit rc "$L_PID" 10
-  assert_equal "listener exit $rc" "listener exit 0"
+  listener_ok 10
   assert_equal "bytes the listener got: $(stat -c %s "$T/L.out")" "bytes the listener got: 0"
 }
 
@@ -194,9 +186,7 @@ setup() {
   fc_listen L --in "$T/reply"
   FC_TIMEOUT=20 run -0 fcx "$T/p" "$T/c.out" --send-only 127.0.0.1 "$L_PORT"
   assert_equal "stdout bytes: $(stat -c %s "$T/c.out")" "stdout bytes: 0"
-  local rc
-  wait_exit rc "$L_PID" 10
-  assert_equal "listener exit $rc" "listener exit 0"
+  listener_ok 10
   assert_same_bytes "$T/p" "$T/L.out"
 }
 

@@ -26,25 +26,6 @@ teardown() {
   if [[ -n $MNT ]] && mountpoint -q "$MNT"; then umount "$MNT" || umount -l "$MNT"; fi
 }
 
-# one_error_line TEXT ERE: TEXT (a stderr without -v) is exactly one line,
-# "fastcat: ...", matching ERE.
-one_error_line() {
-  local n
-  n=$(grep -c '' <<<"$1")
-  [[ -n $1 && $n == 1 ]] || fail "expected one line on stderr, got $n:
-$1"
-  [[ $1 == "fastcat: "* ]] || fail "not a 'fastcat: ' message: $1"
-  grep -Eq -- "$2" <<<"$1" || fail "'$1' does not match /$2/"
-}
-
-# error_line_in FILE ERE: a -v stderr FILE has exactly one line "fastcat: ...ERE...".
-error_line_in() {
-  local n
-  n=$(grep -Ec -- "^fastcat: .*($2)" "$1")
-  [[ $n == 1 ]] || fail "expected one error line /$2/ in ${1##*/}, got $n:
-$(cat "$1")"
-}
-
 # status_is WHO GOT WANT: like assert_equal, but names a death by signal.
 status_is() {
   local why=

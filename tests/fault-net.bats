@@ -66,26 +66,6 @@ bg_a() {
   bg_start "$name" "$in" "$out" ip netns exec "$NL_A" "$FASTCAT" "$@"
 }
 
-# one_error_line TEXT ERE: TEXT (a stderr without -v) is exactly one line,
-# "fastcat: ...", matching ERE.
-one_error_line() {
-  local n
-  n=$(grep -c '' <<<"$1")
-  [[ -n $1 && $n == 1 ]] || fail "expected one line on stderr, got $n:
-$1"
-  [[ $1 == "fastcat: "* ]] || fail "not a 'fastcat: ' message: $1"
-  grep -Eq -- "$2" <<<"$1" || fail "'$1' does not match /$2/"
-}
-
-# error_line_in FILE ERE: a -v stderr FILE has exactly one error line, "fastcat: "
-# followed by text matching ERE.
-error_line_in() {
-  local n
-  n=$(grep -Ec -- "^fastcat: .*($2)" "$1")
-  [[ $n == 1 ]] || fail "expected one error line /$2/ in ${1##*/}, got $n:
-$(cat "$1")"
-}
-
 # feed_slowly NAME FIFO RATE: an endless stream of zeros into FIFO at RATE
 # (pv -L), so a transfer is surely running when a fault hits it.
 feed_slowly() {

@@ -286,7 +286,41 @@ assert_same_bytes() {
   fi
 }
 
+# xxh64_of FILE: `xxhsum -H64` of FILE (16 hex digits, big-endian like
+# fastcat's), or nothing if xxhsum is missing or prints another format.
+xxh64_of() {
+  local h
+  command -v xxhsum >/dev/null || return 0
+  h=$(xxhsum -H64 <"$1" 2>/dev/null) || h=$(xxhsum -H1 <"$1" 2>/dev/null) || return 0
+  h=${h%% *}
+  [[ $h =~ ^[0-9a-f]{16}$ ]] && printf '%s\n' "$h"
+  return 0
+}
+
+# check_both PEER_PID PEER_OUT FASTCAT_OUT: after a session of fastcat with
+# another program (payload $A from fastcat, $B from the peer), the peer exits
+# 0 and both directions are byte-exact.
+check_both() {
+  local rc
+  wait_exit rc "$1" 30
+  assert_equal "peer exit $rc" "peer exit 0"
+  assert_same_bytes "$A" "$2"   # fastcat -> peer
+  assert_same_bytes "$B" "$3"   # peer -> fastcat
+}
+
 # ------------------------------------------------------------------ reports
+
+# listener_ok SECS: the listener L (fc_listen L, fc_ulisten L) exits 0
+# within SECS.
+listener_ok() {
+  local rc
+  wait_exit rc "$L_PID" "$1"
+  assert_equal "listener exit $rc" "listener exit 0"
+}
+
+# both_reports: CJSON and LJSON, the JSON reports of the client ($T/c.err)
+# and of the listener L ($T/L.err).
+both_reports() { CJSON=$(json_report "$T/c.err") && LJSON=$(json_report "$T/L.err"); }
 
 # json_report FILE [N]: the Nth (default: last) line of FILE that starts
 # with {"fastcat":, checked to be one JSON object.
@@ -312,6 +346,62 @@ jq_is() {
 # jq_true JSON FILTER: assert the jq boolean FILTER is true.
 jq_true() {
   jq -e "$2" >/dev/null <<<"$1" || { fail "not true: jq '$2' on: $1"; return 1; }
+}
+
+# ---------------------------------------------------- usage and error lines
+
+# usage_run fastcat-args...: fastcat (stdin /dev/null) exits 2 (usage)
+# within 10 s and prints nothing on stdout; its stderr is in $stderr and
+# ${stderr_lines[@]}.
+usage_run() {
+  run -2 --separate-stderr timeout 10 "$FASTCAT" "$@" </dev/null
+  assert_equal "stdout: '$output'" "stdout: ''"
+}
+
+# usage_one_line fastcat-args...: usage_run, and exactly one stderr line.
+usage_one_line() {
+  usage_run "$@"
+  assert_equal "stderr lines: ${#stderr_lines[@]}: $stderr" "stderr lines: 1: $stderr"
+}
+
+# usage_err EXPECTED_LINE fastcat-args...: usage_run, and one of the stderr
+# lines is EXPECTED_LINE.
+usage_err() {
+  local exp=$1
+  shift
+  usage_run "$@"
+  grep -Fxq -- "$exp" <<<"$stderr" || fail "args [$*]: expected stderr line: $exp
+got: $stderr"
+}
+
+# usage_exact EXPECTED_LINE fastcat-args...: usage_one_line, and that line,
+# all of stderr, is EXPECTED_LINE.
+usage_exact() {
+  local exp=$1
+  shift
+  usage_one_line "$@"
+  assert_equal "${stderr_lines[0]}" "$exp"
+  assert_equal "$stderr" "$exp"
+}
+
+# one_error_line TEXT ERE: TEXT (a stderr without -v) is exactly one line,
+# "fastcat: ...", matching ERE.
+one_error_line() {
+  local n
+  n=$(grep -c '' <<<"$1")
+  [[ -n $1 && $n == 1 ]] || fail "expected one line on stderr, got $n:
+$1"
+  [[ $1 == "fastcat: "* ]] || fail "not a 'fastcat: ' message: $1"
+  grep -Eq -- "$2" <<<"$1" || fail "'$1' does not match /$2/"
+}
+
+# error_line_in FILE ERE: a -v stderr FILE has exactly one error line, "fastcat: "
+# followed by text matching ERE.
+error_line_in() {
+  local n
+  n=$(grep -Ec -- "^fastcat: .*($2)" "$1")
+  [[ $n == 1 ]] || fail "expected one error line /$2/ in ${1##*/}, got $n:
+$(cat "$1")"
 }
 
 # ------------------------------------------------------------------ strace
@@ -353,6 +443,9 @@ check_strace_sizes() {
 }
 
 # --------------------------------------------------------------- environment
+
+# need CMD: skip the test unless CMD is installed.
+need() { command -v "$1" >/dev/null || skip "$1 not installed"; }
 
 ipv6_ok() {
   grep -q '^00000000000000000000000000000001 ' /proc/net/if_inet6 2>/dev/null

@@ -15,17 +15,6 @@ setup() {
   T=$BATS_TEST_TMPDIR
 }
 
-need() { command -v "$1" >/dev/null || skip "$1 not installed"; }
-
-# check_both PEER_PID PEER_OUT FASTCAT_OUT
-check_both() {
-  local rc
-  wait_exit rc "$1" 30
-  assert_equal "peer exit $rc" "peer exit 0"
-  assert_same_bytes "$A" "$2"   # fastcat -> peer
-  assert_same_bytes "$B" "$3"   # peer -> fastcat
-}
-
 @test "nc.openbsd listens (-N), fastcat connects: both directions byte-exact" {
   need nc.openbsd
   nc_listen N --in "$B" -- -N

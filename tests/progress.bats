@@ -11,8 +11,6 @@ setup() {
   T=$BATS_TEST_TMPDIR
 }
 
-need() { command -v "$1" >/dev/null || skip "$1 not installed"; }
-
 # on_tty OUT COMMAND: run the shell COMMAND with a pty as stderr (script -qfec);
 # the bytes it drew go to OUT, its exit status to TTY_RC.
 on_tty() {
@@ -152,31 +150,21 @@ assert_cleared() {
   assert_same_bytes "$T/payload" "$T/L.out"
 }
 
-# usage_err EXPECTED_LINE fastcat-args...: exit 2, stdout empty, stderr is that one line.
-usage_err() {
-  local exp=$1
-  shift
-  run -2 --separate-stderr timeout 10 "$FASTCAT" "$@"
-  assert_equal "stdout: '$output'" "stdout: ''"
-  assert_equal "stderr lines: ${#stderr_lines[@]}: $stderr" "stderr lines: 1: $stderr"
-  assert_equal "${stderr_lines[0]}" "$exp"
-}
-
 @test "usage errors: bad --size and --interval values, --size alone, with --bench" {
-  usage_err "fastcat: --size 0: size must be at least 1 byte" --progress --size 0 127.0.0.1 1
-  usage_err "fastcat: --size 5q: invalid size (digits with an optional k/K/KiB, m/M/MiB or g/G/GiB suffix)" \
+  usage_exact "fastcat: --size 0: size must be at least 1 byte" --progress --size 0 127.0.0.1 1
+  usage_exact "fastcat: --size 5q: invalid size (digits with an optional k/K/KiB, m/M/MiB or g/G/GiB suffix)" \
     --progress --size 5q 127.0.0.1 1
-  usage_err "fastcat: --size -1: invalid size (digits with an optional k/K/KiB, m/M/MiB or g/G/GiB suffix)" \
+  usage_exact "fastcat: --size -1: invalid size (digits with an optional k/K/KiB, m/M/MiB or g/G/GiB suffix)" \
     --interval 1 --size -1 127.0.0.1 1
-  usage_err "fastcat: --size 99999999999999999999: size too large" --progress --size 99999999999999999999 127.0.0.1 1
-  usage_err "fastcat: --size: needs --progress or --interval" --size 1M 127.0.0.1 1
-  usage_err "fastcat: --interval 0: must be greater than 0" --interval 0 127.0.0.1 1
-  usage_err "fastcat: --interval 0ms: must be greater than 0" --interval 0ms 127.0.0.1 1
-  usage_err "fastcat: --interval -1: invalid time (seconds, e.g. 5, 0.5 or 500ms)" --interval -1 127.0.0.1 1
-  usage_err "fastcat: --interval abc: invalid time (seconds, e.g. 5, 0.5 or 500ms)" --interval abc 127.0.0.1 1
-  usage_err "fastcat: --interval 9999999999: time too large" --interval 9999999999 127.0.0.1 1
-  usage_err "fastcat: --interval: option requires an argument" 127.0.0.1 1 --interval
-  usage_err "fastcat: --bench and --progress: cannot be combined" --bench --progress
-  usage_err "fastcat: --bench and --interval: cannot be combined" --bench --interval 1
-  usage_err "fastcat: --bench and --size: cannot be combined" --bench --size 1M
+  usage_exact "fastcat: --size 99999999999999999999: size too large" --progress --size 99999999999999999999 127.0.0.1 1
+  usage_exact "fastcat: --size: needs --progress or --interval" --size 1M 127.0.0.1 1
+  usage_exact "fastcat: --interval 0: must be greater than 0" --interval 0 127.0.0.1 1
+  usage_exact "fastcat: --interval 0ms: must be greater than 0" --interval 0ms 127.0.0.1 1
+  usage_exact "fastcat: --interval -1: invalid time (seconds, e.g. 5, 0.5 or 500ms)" --interval -1 127.0.0.1 1
+  usage_exact "fastcat: --interval abc: invalid time (seconds, e.g. 5, 0.5 or 500ms)" --interval abc 127.0.0.1 1
+  usage_exact "fastcat: --interval 9999999999: time too large" --interval 9999999999 127.0.0.1 1
+  usage_exact "fastcat: --interval: option requires an argument" 127.0.0.1 1 --interval
+  usage_exact "fastcat: --bench and --progress: cannot be combined" --bench --progress
+  usage_exact "fastcat: --bench and --interval: cannot be combined" --bench --interval 1
+  usage_exact "fastcat: --bench and --size: cannot be combined" --bench --size 1M
 }

@@ -150,16 +150,6 @@ traced_sender() {
   assert_elapsed "$ms" "$MIB" "$MIB" 1000
 }
 
-# usage_err EXPECTED_LINE fastcat-args...: exit 2, stdout empty, stderr has the line.
-usage_err() {
-  local exp=$1
-  shift
-  run -2 --separate-stderr timeout 10 "$FASTCAT" "$@"
-  assert_equal "stdout: '$output'" "stdout: ''"
-  grep -Fxq -- "$exp" <<<"$stderr" || fail "args [$*]: expected stderr line: $exp
-got: $stderr"
-}
-
 @test "--rate-limit usage errors: 0, negative, overflow, bad suffix, missing, with --bench" {
   local bad='invalid rate (bytes per second: digits with an optional k/K/KiB, m/M/MiB or g/G/GiB suffix)'
   usage_err 'fastcat: --rate-limit 0: rate must be 1 byte/s to 1024G (1 TiB/s)' --rate-limit 0 127.0.0.1 1

@@ -125,7 +125,7 @@ marks_set() { grep -Eo 'SO_RCVLOWAT, \[[0-9]+\]' "$1" | tr -dc '0-9\n' | grep -v
   local mode
   for mode in "--copy=rw" "--copy=splice" "--verify"; do
     rm -f "$T/recv.fifo" "$T/send.fifo"
-    # a build without splice refuses --copy=splice (copy.bats covers that)
+    # a build without splice refuses --copy=splice (copy-splice.bats covers that)
     if [[ $mode == --copy=splice ]] &&
       [[ $(timeout 10 "$FASTCAT" --copy=splice -U /nonexistent/fastcat-probe.sock </dev/null 2>&1) == *"no splice"* ]]; then
       continue

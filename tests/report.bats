@@ -10,26 +10,23 @@ setup() {
 @test "--report=json: one JSON line per end, byte counts match the payloads both ways" {
   mkpayload "$T/A" 1048577   # client -> listener
   mkpayload "$T/B" 300000    # listener -> client
-  # read/write, so the read and write counts below mean read(2) and write(2) (splice: copy.bats)
+  # read/write, so the read and write counts below mean read(2) and write(2) (splice: copy-splice.bats)
   fc_listen L --in "$T/B" --report=json --copy=rw
   run -0 --separate-stderr fcx "$T/A" "$T/c.out" --report=json --copy=rw 127.0.0.1 "$L_PORT"
   # without -v the client's stderr is exactly the one JSON line
   assert_equal "${#stderr_lines[@]}" 1
   [[ ${stderr_lines[0]} == '{"fastcat":'* ]] || fail "stderr is not the JSON line: $stderr"
   printf '%s\n' "$stderr" >"$T/c.err"
-  local rc c l
-  wait_exit rc "$L_PID" 20
-  assert_equal "listener exit $rc" "listener exit 0"
+  listener_ok 20
   assert_same_bytes "$T/A" "$T/L.out"
   assert_same_bytes "$T/B" "$T/c.out"
-  c=$(json_report "$T/c.err")
-  l=$(json_report "$T/L.err")
-  jq_is "$c" .sent.bytes 1048577
-  jq_is "$c" .received.bytes 300000
-  jq_is "$l" .sent.bytes 300000
-  jq_is "$l" .received.bytes 1048577
+  both_reports
+  jq_is "$CJSON" .sent.bytes 1048577
+  jq_is "$CJSON" .received.bytes 300000
+  jq_is "$LJSON" .sent.bytes 300000
+  jq_is "$LJSON" .received.bytes 1048577
   local j
-  for j in "$c" "$l"; do
+  for j in "$CJSON" "$LJSON"; do
     jq_is "$j" .fastcat 0.1.0
     jq_is "$j" .final true
     jq_is "$j" .transport tcp
@@ -43,11 +40,11 @@ setup() {
     jq_true "$j" '.sent.reads >= 2 and .sent.writes >= 1 and .received.reads >= 1'
     jq_true "$j" '[.sent, .received] | all(.copy == "rw")'
   done
-  jq_true "$c" '.sent.max_read == 98304'
+  jq_true "$CJSON" '.sent.max_read == 98304'
   # the two ends agree on who is who
-  jq_is "$c" .peer "127.0.0.1:$L_PORT"
-  jq_is "$l" .local "127.0.0.1:$L_PORT"
-  jq_is "$l" .peer "$(jq -r .local <<<"$c")"
+  jq_is "$CJSON" .peer "127.0.0.1:$L_PORT"
+  jq_is "$LJSON" .local "127.0.0.1:$L_PORT"
+  jq_is "$LJSON" .peer "$(jq -r .local <<<"$CJSON")"
 }
 
 @test "--report=json over IPv6: addresses printed as [::1]:PORT" {
@@ -83,9 +80,7 @@ setup() {
   printf '%s\n' "$stderr" >"$T/c.err"
   grep -Eq "^fastcat: connected to 127\.0\.0\.1:$L_PORT(\$|[^0-9])" "$T/c.err" || fail "no 'connected to' line in: $stderr"
   grep -Eq '^fastcat: sent 3 bytes ' "$T/c.err" || fail "-v did not print the report: $stderr"
-  local rc
-  wait_exit rc "$L_PID" 20
-  assert_equal "listener exit $rc" "listener exit 0"
+  listener_ok 20
   grep -Eq '^fastcat: connection from 127\.0\.0\.1:[0-9]+($|[^0-9])' "$T/L.err" || fail "no 'connection from' line"
   grep -Eq '^fastcat: received 3 bytes ' "$T/L.err" || fail "listener -v did not print the report"
 }
@@ -111,8 +106,7 @@ setup() {
   wait_for_line "$T/C.err" '"final":false' "$C_PID"
   wait_exit rc "$C_PID" 60
   assert_equal "client exit $rc" "client exit 0"
-  wait_exit rc "$L_PID" 20
-  assert_equal "listener exit $rc" "listener exit 0"
+  listener_ok 20
   assert_same_bytes "$T/A" "$T/L.out"
   local mid fin
   mid=$(grep '"final":false' "$T/C.err" | head -n 1)

@@ -14,16 +14,6 @@ DGRAM_NEEDS='needs a datagram transport (udp, unix-dgram, unix-seqpacket)'
 UDP_MAX='a UDP datagram holds at most 65527 bytes (65507 over IPv4)'
 INVALID_SIZE='invalid size (digits with an optional k/K/KiB, m/M/MiB or g/G/GiB suffix)'
 
-# usage_err EXPECTED_LINE fastcat-args...: exit 2, stdout empty, stderr is the line.
-usage_err() {
-  local exp=$1
-  shift
-  run -2 --separate-stderr timeout 10 "$FASTCAT" "$@" </dev/null
-  assert_equal "stdout: '$output'" "stdout: ''"
-  grep -Fxq -- "$exp" <<<"$stderr" || fail "args [$*]: expected stderr line: $exp
-got: $stderr"
-}
-
 # no_such_path fastcat-args... (the last one a missing PATH): options are
 # valid, fastcat fails at run time: exit 1, 'connect PATH: No such file or directory'.
 no_such_path() {

@@ -20,8 +20,6 @@ setup() {
   T=$BATS_TEST_TMPDIR
 }
 
-need() { command -v "$1" >/dev/null || skip "$1 not installed"; }
-
 # py_port NAME: wait for a python helper started with bg_start NAME ...
 # $T/NAME.port to print its port; sets NAME_PORT.
 py_port() {
@@ -38,12 +36,10 @@ udp_xfer() {
   fc_listen L --addr "$addr" --in "$B" -u --report=json
   run -0 --separate-stderr fcx "$A" "$T/c.out" -u --report=json "$addr" "$L_PORT"
   printf '%s\n' "$stderr" >"$T/c.err"
-  wait_exit rc "$L_PID" 30
-  assert_equal "listener exit $rc" "listener exit 0"
+  listener_ok 30
   assert_same_bytes "$A" "$T/L.out"   # client -> listener
   assert_same_bytes "$B" "$T/c.out"   # listener -> client
-  CJSON=$(json_report "$T/c.err")
-  LJSON=$(json_report "$T/L.err")
+  both_reports
 }
 
 # ------------------------------------------------------------ transfers
@@ -77,11 +73,9 @@ udp_xfer() {
 }
 
 @test "0 B: only EOF datagrams; both ends exit 0 with nothing received" {
-  local rc
   fc_listen L -u
   run -0 fcx /dev/null "$T/c.out" -u 127.0.0.1 "$L_PORT"
-  wait_exit rc "$L_PID" 10
-  assert_equal "listener exit $rc" "listener exit 0"
+  listener_ok 10
   assert_equal "$(stat -c %s "$T/L.out") $(stat -c %s "$T/c.out")" "0 0"
 }
 
@@ -90,8 +84,7 @@ udp_xfer() {
   mkpayload "$T/p4" 65507
   fc_listen L -u --report=json
   run -0 fcx "$T/p4" "$T/c.out" -u 127.0.0.1 "$L_PORT"
-  wait_exit rc "$L_PID" 10
-  assert_equal "listener exit $rc" "listener exit 0"
+  listener_ok 10
   assert_same_bytes "$T/p4" "$T/L.out"
   jq_is "$(json_report "$T/L.err")" .received.max_read 65507
   skip_unless_ipv6
@@ -135,8 +128,7 @@ except socket.timeout:
   local rc
   wait_exit rc "$PY_PID" 20
   assert_equal "python exit $rc" "python exit 0"
-  wait_exit rc "$L_PID" 10
-  assert_equal "listener exit $rc" "listener exit 0"
+  listener_ok 10
   run cat "$T/py.out"
   assert_output "s1 got: reply from the listener
 s2 got nothing"
@@ -157,9 +149,7 @@ s.sendto(b"hello\n", addr); s.sendto(b"", addr)
 d = s.recv(65535)
 print("eof back" if d == b"" else "got %r" % d)' "$L_PORT"
   assert_output "eof back"
-  local rc
-  wait_exit rc "$L_PID" 10
-  assert_equal "listener exit $rc" "listener exit 0"
+  listener_ok 10
   assert_equal "$(cat "$T/L.out")" "hello"
 }
 
@@ -249,9 +239,7 @@ for i in range(0, len(data), 700):
     "${STRACE[@]}" -f -qq -s 0 -o "$T/tr" -e trace=sendto,sendmsg,sendmmsg,write,writev \
     "$FASTCAT" -u --dgram-size 1024 --report=json 127.0.0.1 "$L_PORT"
   printf '%s\n' "$stderr" >"$T/c.err"
-  local rc
-  wait_exit rc "$L_PID" 10
-  assert_equal "listener exit $rc" "listener exit 0"
+  listener_ok 10
   assert_same_bytes "$T/p" "$T/L.out"
   # sizes of the datagrams written to the socket (fd >= 3), in order; the
   # last one is the zero-length EOF datagram
@@ -282,8 +270,7 @@ s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(10)
 s.sendto(open(sys.argv[2], "rb").read(), addr); s.sendto(b"", addr)
 s.recv(65535)' "$L_PORT" "$T/p"
   local rc l
-  wait_exit rc "$L_PID" 10
-  assert_equal "listener exit $rc" "listener exit 0"
+  listener_ok 10
   assert_same_bytes "$T/p" "$T/L.out"
   l=$(json_report "$T/L.err")
   jq_is "$l" .received.max_read 20000
@@ -305,8 +292,7 @@ s.connect(sys.argv[1])
 s.send(open(sys.argv[2], "rb").read()); s.send(b"")
 s.recv(65536)' "$L_PATH" "$T/p"
   local rc l m
-  wait_exit rc "$L_PID" 10
-  assert_equal "listener exit $rc" "listener exit 0"
+  listener_ok 10
   if ! grep -q 'truncated' "$T/L.err" && (( $(stat -c %s "$T/L.out") == 300000 )); then
     skip "the receive buffer holds 300000 B here (contract: at least 256 KiB); no truncation"
   fi
@@ -352,8 +338,7 @@ s.recv(65536)' "$L_PATH" "$T/p"
   mkfifo "$T/nin"
   feed_fifo FEED "$T/nin" "$b" "$T/nc.out" 30000
   run -0 io "$T/nin" "$T/nc.out" nc.openbsd -u -q 1 127.0.0.1 "$L_PORT"
-  wait_exit rc "$L_PID" 10
-  assert_equal "listener exit $rc" "listener exit 0"
+  listener_ok 10
   assert_same_bytes "$b" "$T/L.out"     # nc -> fastcat
   assert_same_bytes "$a" "$T/nc.out"    # fastcat -> nc
 }
@@ -388,8 +373,7 @@ s.recv(65536)' "$L_PATH" "$T/p"
   local a=$BATS_FILE_TMPDIR/a b=$BATS_FILE_TMPDIR/b rc
   fc_listen L --in "$a" -u
   run -0 io "$b" "$T/so.out" socat -b 65536 -t 10 STDIO "UDP-SENDTO:127.0.0.1:$L_PORT,shut-null,null-eof"
-  wait_exit rc "$L_PID" 10
-  assert_equal "listener exit $rc" "listener exit 0"
+  listener_ok 10
   assert_same_bytes "$b" "$T/L.out"
   assert_same_bytes "$a" "$T/so.out"
 }
@@ -399,9 +383,7 @@ s.recv(65536)' "$L_PATH" "$T/p"
   mkpayload "$T/p" 20000
   fc_listen L -u --report=json
   run -0 io "$T/p" /dev/null socat -b 65536 -u - "UDP-SENDTO:127.0.0.1:$L_PORT,shut-null"
-  local rc
-  wait_exit rc "$L_PID" 10
-  assert_equal "listener exit $rc" "listener exit 0"
+  listener_ok 10
   assert_same_bytes "$T/p" "$T/L.out"
   jq_is "$(json_report "$T/L.err")" .received.max_read 20000
 }

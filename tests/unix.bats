@@ -20,8 +20,6 @@ setup() {
   SEQ=(-U --transport unix-seqpacket)
 }
 
-need() { command -v "$1" >/dev/null || skip "$1 not installed"; }
-
 # uxfer SIZE_A SIZE_B [--addr P] fastcat-options...: the client sends
 # a.SIZE_A, the listener sends b.SIZE_B (0 = nothing) on the same
 # connection/association, both fastcat ends get the same options.
@@ -33,8 +31,7 @@ uxfer() {
   b=$BATS_FILE_TMPDIR/b.$sb
   fc_ulisten L --in "$b" "${addr[@]}" -- "$@"
   FC_TIMEOUT=90 run -0 fcx "$a" "$T/c.out" "$@" "$L_PATH"
-  wait_exit rc "$L_PID" 60
-  assert_equal "listener exit $rc" "listener exit 0"
+  listener_ok 60
   assert_same_bytes "$a" "$T/L.out"   # client -> listener
   assert_same_bytes "$b" "$T/c.out"   # listener -> client
   rm -f "$T/L.out" "$T/c.out"
@@ -54,21 +51,18 @@ uxfer() {
   fc_ulisten L --in "$BATS_FILE_TMPDIR/b.1048577" -- -U --report=json
   run -0 --separate-stderr fcx "$BATS_FILE_TMPDIR/a.1048577" "$T/c.out" -U --report=json "$L_PATH"
   printf '%s\n' "$stderr" >"$T/c.err"
-  local rc c l
-  wait_exit rc "$L_PID" 30
-  assert_equal "listener exit $rc" "listener exit 0"
-  c=$(json_report "$T/c.err")
-  l=$(json_report "$T/L.err")
-  jq_is "$c" .transport unix
-  jq_is "$l" .transport unix
-  jq_is "$c" .peer "$L_PATH"
-  jq_is "$c" .local "(unnamed)"
-  jq_is "$l" .local "$L_PATH"
-  jq_is "$l" .peer "(unnamed)"
-  jq_is "$c" .sent.bytes 1048577
-  jq_is "$c" .received.bytes 1048577
-  jq_is "$l" .received.bytes 1048577
-  jq_is "$c" .exit_status 0
+  listener_ok 30
+  both_reports
+  jq_is "$CJSON" .transport unix
+  jq_is "$LJSON" .transport unix
+  jq_is "$CJSON" .peer "$L_PATH"
+  jq_is "$CJSON" .local "(unnamed)"
+  jq_is "$LJSON" .local "$L_PATH"
+  jq_is "$LJSON" .peer "(unnamed)"
+  jq_is "$CJSON" .sent.bytes 1048577
+  jq_is "$CJSON" .received.bytes 1048577
+  jq_is "$LJSON" .received.bytes 1048577
+  jq_is "$CJSON" .exit_status 0
 }
 
 # --------------------------------------------------------- unix seqpacket
@@ -82,20 +76,18 @@ uxfer() {
   fc_ulisten L -- "${SEQ[@]}" --report=json
   run -0 --separate-stderr fcx "$a" "$T/c.out" "${SEQ[@]}" --report=json "$L_PATH"
   printf '%s\n' "$stderr" >"$T/c.err"
-  wait_exit rc "$L_PID" 30
-  assert_equal "listener exit $rc" "listener exit 0"
+  listener_ok 30
   assert_same_bytes "$a" "$T/L.out"
-  c=$(json_report "$T/c.err")
-  l=$(json_report "$T/L.err")
-  jq_is "$c" .transport unix-seqpacket
-  jq_is "$c" .chunk_size 65536
+  both_reports
+  jq_is "$CJSON" .transport unix-seqpacket
+  jq_is "$CJSON" .chunk_size 65536
   # a regular file gives full 64 KiB reads: 16 x 65536 + 1 byte
-  jq_is "$c" .sent.datagrams 17
-  jq_is "$c" .sent.max_write 65536
-  jq_is "$l" .received.datagrams 17
-  jq_is "$l" .received.truncated 0
-  jq_is "$l" .received.max_read 65536
-  jq_is "$l" .received.bytes 1048577
+  jq_is "$CJSON" .sent.datagrams 17
+  jq_is "$CJSON" .sent.max_write 65536
+  jq_is "$LJSON" .received.datagrams 17
+  jq_is "$LJSON" .received.truncated 0
+  jq_is "$LJSON" .received.max_read 65536
+  jq_is "$LJSON" .received.bytes 1048577
 }
 
 # -------------------------------------------------------- unix datagram
@@ -111,21 +103,19 @@ uxfer() {
   fc_ulisten L -- -Uu --report=json
   run -0 --separate-stderr fcx "$a" "$T/c.out" -Uu --report=json "$L_PATH"
   printf '%s\n' "$stderr" >"$T/c.err"
-  wait_exit rc "$L_PID" 30
-  assert_equal "listener exit $rc" "listener exit 0"
+  listener_ok 30
   assert_same_bytes "$a" "$T/L.out"
-  c=$(json_report "$T/c.err")
-  l=$(json_report "$T/L.err")
-  jq_is "$c" .transport unix-dgram
-  jq_is "$l" .transport unix-dgram
-  jq_is "$c" .chunk_size 65536
-  jq_is "$c" .peer "$L_PATH"
-  jq_is "$l" .local "$L_PATH"
-  jq_is "$c" .sent.datagrams 17
-  jq_is "$c" .sent.max_write 65536
-  jq_is "$l" .received.max_read 65536
-  jq_is "$l" .received.truncated 0
-  jq_true "$l" '.received.datagrams == 17 or .received.datagrams == 18'  # (+ the EOF datagram?)
+  both_reports
+  jq_is "$CJSON" .transport unix-dgram
+  jq_is "$LJSON" .transport unix-dgram
+  jq_is "$CJSON" .chunk_size 65536
+  jq_is "$CJSON" .peer "$L_PATH"
+  jq_is "$LJSON" .local "$L_PATH"
+  jq_is "$CJSON" .sent.datagrams 17
+  jq_is "$CJSON" .sent.max_write 65536
+  jq_is "$LJSON" .received.max_read 65536
+  jq_is "$LJSON" .received.truncated 0
+  jq_true "$LJSON" '.received.datagrams == 17 or .received.datagrams == 18'  # (+ the EOF datagram?)
 }
 
 @test "unix-dgram: a datagram larger than SO_SNDBUF (-O 64K, -B 200K) is 'too large', exit 1" {
@@ -147,9 +137,7 @@ uxfer() {
   [[ ! -e $T/@$n && ! -e $T/$n ]] || fail "a file was created for the abstract name"
   run -0 --separate-stderr fcx "$BATS_FILE_TMPDIR/a.1048577" "$T/c.out" -U --report=json "@$n"
   printf '%s\n' "$stderr" >"$T/c.err"
-  local rc
-  wait_exit rc "$L_PID" 30
-  assert_equal "listener exit $rc" "listener exit 0"
+  listener_ok 30
   assert_same_bytes "$BATS_FILE_TMPDIR/a.1048577" "$T/L.out"
   assert_same_bytes "$BATS_FILE_TMPDIR/b.1048577" "$T/c.out"
   jq_is "$(json_report "$T/L.err")" .local "@$n"
@@ -175,15 +163,6 @@ uxfer() {
 ipay() {
   A=$BATS_FILE_TMPDIR/a.1048577
   B=$BATS_FILE_TMPDIR/b.1048577
-}
-
-# check_both PEER_PID PEER_OUT FASTCAT_OUT
-check_both() {
-  local rc
-  wait_exit rc "$1" 30
-  assert_equal "peer exit $rc" "peer exit 0"
-  assert_same_bytes "$A" "$2"   # fastcat -> peer
-  assert_same_bytes "$B" "$3"   # peer -> fastcat
 }
 
 @test "nc.openbsd -N -lU PATH listens, fastcat -U connects: both directions byte-exact" {

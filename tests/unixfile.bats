@@ -11,8 +11,6 @@ setup() {
   T=$BATS_TEST_TMPDIR
 }
 
-need() { command -v "$1" >/dev/null || skip "$1 not installed"; }
-
 # small_xfer PATH LISTENER_PID [fastcat transport options]: send a line to
 # the listener at PATH, which must exit 0 and have received it.
 small_xfer() {

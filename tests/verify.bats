@@ -125,17 +125,6 @@ report_xxh64() {
   sed -nE "s/^fastcat: $2 [0-9]+ bytes .*; xxh64 ([0-9a-f]{16})\$/\\1/p" "$1" | tail -n 1
 }
 
-# xxh64_of FILE: `xxhsum -H64` of FILE (16 hex digits, big-endian like
-# fastcat's), or nothing if xxhsum is missing or prints another format.
-xxh64_of() {
-  local h
-  command -v xxhsum >/dev/null || return 0
-  h=$(xxhsum -H64 <"$1" 2>/dev/null) || h=$(xxhsum -H1 <"$1" 2>/dev/null) || return 0
-  h=${h%% *}
-  [[ $h =~ ^[0-9a-f]{16}$ ]] && printf '%s\n' "$h"
-  return 0
-}
-
 # is_prefix SHORT LONG: SHORT is a proper prefix of LONG.
 is_prefix() {
   local n
