@@ -40,12 +40,14 @@ append_recv() {
   jq_is "$CJSON" .received.copy rw
 }
 
-@test "tcp auto, stdout '>> file': -v logs the splice fallback, old content + exact payload, copy rw" {
+@test "tcp auto, stdout '>> file': -v names the method once (the fallback, no 'splice' line first), old content + exact payload, copy rw" {
   need_splice
   append_recv tcp -v
   run -0 cat "$T/c.err"
-  assert_line 'fastcat: socket -> stdout: splice'
+  refute_line 'fastcat: socket -> stdout: splice'
   assert_line 'fastcat: socket -> stdout: splice not supported here (Invalid argument); using read/write'
+  run -0 grep -c 'socket -> stdout' "$T/c.err"
+  assert_output 1
 }
 
 @test "tcp auto, stdout '>> file', no -v: the fallback is silent (only the JSON line)" {
@@ -79,7 +81,7 @@ append_recv() {
   append_recv tcp --read-size 10000 --write-size 16384
 }
 
-@test "--copy=splice with stdin /dev/null: warns of the fallback, exits 0, sent copy rw, receives every byte" {
+@test "--copy=splice with stdin /dev/null: warns once, before any splice, that a device uses read/write; exits 0, sent copy rw, receives every byte" {
   need_splice
   fc_listen L --in "$BATS_FILE_TMPDIR/a.1048577"
   run -0 --separate-stderr fcx /dev/null "$T/c.out" --copy=splice --report=json 127.0.0.1 "$L_PORT"
@@ -87,7 +89,7 @@ append_recv() {
   listener_ok 30
   assert_same_bytes "$BATS_FILE_TMPDIR/a.1048577" "$T/c.out"
   run -0 grep -v '^{"fastcat":' "$T/c.err"
-  assert_output 'fastcat: warning: stdin -> socket: splice not supported here (Invalid argument); using read/write'
+  assert_output 'fastcat: warning: --copy=splice: stdin -> socket uses read/write: stdin is a device'
   CJSON=$(json_report "$T/c.err")
   jq_is "$CJSON" .sent.copy rw
   jq_is "$CJSON" .sent.bytes 0
@@ -210,4 +212,19 @@ append_recv() {
   run -0 cat "$T/c2.err"
   assert_line 'fastcat: warning: --copy=splice: stdin -> socket uses read/write: a terminal'
   assert_line 'fastcat: warning: --copy=splice: socket -> stdout uses read/write: a terminal'
+}
+
+@test "auto, stdin /dev/null (the demo's receiver): -v says read/write once, no fallback; the empty direction says it moved nothing" {
+  need_splice
+  fc_listen L --in "$BATS_FILE_TMPDIR/a.1048577"
+  run -0 --separate-stderr fcx /dev/null "$T/c.out" -v 127.0.0.1 "$L_PORT"
+  printf '%s\n' "$stderr" >"$T/c.err"
+  listener_ok 30
+  assert_same_bytes "$BATS_FILE_TMPDIR/a.1048577" "$T/c.out"
+  run -0 cat "$T/c.err"
+  assert_line 'fastcat: stdin -> socket: read/write (stdin is a device)'
+  refute_line --partial 'not supported here'
+  assert_line --regexp '^fastcat: sent 0 bytes \(0 B\) in [0-9.]+ s: nothing moved; [0-9]+ reads?, by rw$'
+  run -0 grep -c 'stdin -> socket' "$T/c.err"
+  assert_output 1
 }
