@@ -64,6 +64,17 @@ udp_xfer() {
     fail "no 'connection from' line in: $(cat "$T/L.err")"
 }
 
+@test "the report gives the chunk sizes each direction used: a udp receiver reads whole datagrams (JSON and the summary line)" {
+  udp_xfer 127.0.0.1
+  jq_is "$CJSON" '[.sent.read_size, .sent.write_size] | map(tostring) | join(" ")' "65507 65507"
+  jq_is "$LJSON" '[.received.read_size, .received.write_size] | map(tostring) | join(" ")' "65536 65507"
+  jq_is "$LJSON" .chunk_size 65507   # the configured size stays at the top level
+  fc_listen L2 --in "$B" -u --report
+  run -0 --separate-stderr fcx "$A" "$T/c2.out" -u --report 127.0.0.1 "$L2_PORT"
+  [[ $stderr == *"sent in 65507 B, out 65507 B; received in 64 KiB, out 65507 B, SO_SNDBUF"* ]] ||
+    fail "no per-direction chunk sizes in: $stderr"
+}
+
 @test "IPv6 ::1: 1 MiB to the listener, 200000 B back, byte-exact" {
   skip_unless_ipv6
   udp_xfer ::1
