@@ -212,9 +212,8 @@ static int read_control(struct dgverify *d, double now)
 		}
 		if (n < 0)
 			return 0; /* EAGAIN; anything else shows at the next send */
-		if (n >= CTL_HEADER && n <= CTL_MAX) {
-			int rc =
-			    verify_ctl_decode(buf, buf + CTL_HEADER, (size_t)n - CTL_HEADER, &c);
+		if (n <= CTL_MAX) {
+			int rc = verify_ctl_parse(buf, (size_t)n, &c);
 			if (rc < 0) {
 				log_format(d->v->why, sizeof d->v->why, 0,
 				           "--verify: the peer sent a malformed control datagram");

@@ -247,7 +247,7 @@ static int stale_control(const struct config *cfg, int fd)
 	if (!cfg->verify)
 		return 0;
 	n = recv(fd, d, sizeof d, MSG_PEEK);
-	if (n < CTL_HEADER || verify_ctl_decode(d, d + CTL_HEADER, (size_t)n - CTL_HEADER, &c) != 1)
+	if (n < 0 || verify_ctl_parse(d, (size_t)n, &c) != 1)
 		return 0;
 	return c.type != CTL_HELLO;
 }

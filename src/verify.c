@@ -221,3 +221,11 @@ int verify_ctl_decode(const unsigned char *head, const unsigned char *body, size
 	}
 	return 1;
 }
+
+/* A whole control datagram of n bytes, header first: 1 decoded, 0 not one, -1 malformed. */
+int verify_ctl_parse(const unsigned char *d, size_t n, struct ctl *c)
+{
+	if (n < CTL_HEADER)
+		return 0;
+	return verify_ctl_decode(d, d + CTL_HEADER, n - CTL_HEADER, c);
+}

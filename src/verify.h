@@ -85,6 +85,7 @@ size_t verify_encode(unsigned char *, const struct frame *);
 int verify_decode(const unsigned char *, size_t, struct frame *);
 size_t verify_ctl_encode(unsigned char *, const struct ctl *);
 int verify_ctl_decode(const unsigned char *, const unsigned char *, size_t, struct ctl *);
+int verify_ctl_parse(const unsigned char *, size_t, struct ctl *);
 
 /* dgverify.c */
 void dgverify_start(struct dgverify *, const struct config *, const struct endpoint *, double);
