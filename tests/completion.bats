@@ -2,7 +2,9 @@
 # completion.bats - the shell completions of contrib/completion/: the bash one
 # driven through bash-completion's _init_completion the way readline calls it,
 # checked against the options "fastcat --help-all" lists (so it cannot drift); the
-# zsh one parsed by zsh -n and checked against the same list; and
+# zsh one parsed by zsh -n and checked against the same list; the values both
+# complete, against the lists fastcat's refusals print (all written from
+# src/options-table.c); and
 # "make install DESTDIR=..." from the build tree installs the program, the man
 # page and both completions.
 
@@ -162,6 +164,79 @@ help_long_options() {
   command -v zsh >/dev/null 2>&1 || skip "zsh is not installed (the option check above passed)"
   run zsh -n "$f"
   assert_success
+}
+
+# The words a keyword option takes, sorted, on one line, as fastcat's own
+# refusal lists them: those lists are written from the keyword tables of
+# src/options-table.c, the transport table and the bench link table.
+table_values() {
+  local msg
+  case $1 in
+    copy | report) msg=$("$FASTCAT" "--$1=?" 127.0.0.1 1 2>&1) ;;
+    transport) msg=$("$FASTCAT" --transport '?' 127.0.0.1 1 2>&1) ;;
+    bench-transports) msg=$("$FASTCAT" --bench --bench-transports '?' 2>&1) ;;
+  esac
+  # "...: must be auto, rw or splice" or "...: unknown transport (tcp, udp, ...)"
+  msg=${msg##*must be }
+  msg=${msg##*(}
+  msg=${msg%)}
+  msg=${msg// or /, }
+  printf '%s\n' "${msg//, /$'\n'}" | LC_ALL=C sort | paste -sd' ' -
+}
+
+@test "completion: fastcat's refusals list the keyword values to check against" {
+  run table_values copy
+  assert_output "auto rw splice"
+  run table_values report
+  assert_output "human json"
+  run table_values transport
+  assert_output --partial "tcp udp unix"
+  run table_values bench-transports
+  assert_output --partial "memcpy pipe tcp"
+}
+
+@test "completion(bash): the values of --copy, --report, --transport, --bench-transports are the table's" {
+  skip_unless_bash_completion
+  run complete_lines 'fastcat --copy ' 'fastcat --report=' 'fastcat --transport ' \
+    'fastcat --bench-transports '
+  assert_success
+  assert_equal "${lines[0]}" "$(table_values copy)"
+  assert_equal "${lines[1]}" "$(table_values report)"
+  assert_equal "${lines[2]}" "$(table_values transport)"
+  assert_equal "${lines[3]}" "$(table_values bench-transports)"
+}
+
+@test "completion(zsh): the values of --copy, --report, --transport, --bench-transports are the table's" {
+  local f=$COMPL_DIR/_fastcat
+  sorted() { tr ' ' '\n' | sed '/^$/d' | LC_ALL=C sort | paste -sd' ' -; }
+  assert_equal "$(grep -- "'--copy=" "$f" | grep -oE '[a-z-]+\\:' | tr -d '\\:' | sorted)" \
+    "$(table_values copy)"
+  assert_equal "$(grep -- "'--report=" "$f" | sed -n 's/.*:(\([a-z ]*\))'\''.*/\1/p' | sorted)" \
+    "$(table_values report)"
+  assert_equal "$(sed -n "/^transports=(/,/^)/s/^  '\([a-z-]*\):.*/\1/p" "$f" | sorted)" \
+    "$(table_values transport)"
+  assert_equal "$(grep -- "'--bench-transports=" "$f" | sed -n 's/.*compadd - \([a-z -]*\)'\''.*/\1/p' | sorted)" \
+    "$(table_values bench-transports)"
+}
+
+@test "completion(zsh): _fastcat declares every short option of --help-all" {
+  local f=$COMPL_DIR/_fastcat o missing=
+  for o in $("$FASTCAT" --help-all | grep -oE -- '(^|[ ,])-[a-zA-Z0-9]\b' | tr -d ' ,' | sort -u); do
+    grep -qE -- "[{')]$o[[+,]" "$f" || missing+=" $o"
+  done
+  [[ -z $missing ]] || fail "short options of --help-all _fastcat does not declare:$missing"
+}
+
+@test "completion: both completions name no long option that --help-all does not have" {
+  local -a opts
+  mapfile -t opts < <(help_long_options)
+  local f o stale=
+  for f in "$COMPL_DIR/fastcat.bash" "$COMPL_DIR/_fastcat"; do
+    for o in $(grep -oE -- '--[a-z][a-z0-9-]*' "$f" | sed 's/^--//' | LC_ALL=C sort -u); do
+      [[ " ${opts[*]} " == *" $o "* ]] || stale+=" ${f##*/}:--$o"
+    done
+  done
+  [[ -z $stale ]] || fail "options in the completions that fastcat does not have:$stale"
 }
 
 @test "completion: make install DESTDIR= installs fastcat, the man page and both completions" {

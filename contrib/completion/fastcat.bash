@@ -1,9 +1,9 @@
 # bash completion for fastcat(1)                            -*- shell-script -*-
 #
 # Installed as $(datadir)/bash-completion/completions/fastcat, where
-# bash-completion loads it on demand. Keep the option lists in step with
-# long_options/short_options in src/options.c (tests/completion.bats checks
-# every long option of "fastcat --help-all" is here).
+# bash-completion loads it on demand. Keep the option and value lists in step
+# with options_table in src/options-table.c: tests/completion.bats checks them
+# against "fastcat --help-all" and fastcat's own lists of values, both ways.
 
 _fastcat()
 {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "fastcat.h"
+#include "options.h"
 #include "tap.h"
 
 #define ARGV(...) argv_of("fastcat", __VA_ARGS__, (const char *)NULL)
@@ -53,6 +54,80 @@ static void usage_case(char **argv, const char *want)
 	int rc = parse(argv, &cfg, err);
 
 	tap_ok(rc == EXIT_USAGE && strcmp(err, want) == 0, "'%s' (got %d '%s')", want, rc, err);
+}
+
+/* --help (all = 0) or --help-all (all = 1), as printed, in a static buffer. */
+static const char *help_text(int all)
+{
+	static char text[2][8192];
+	FILE *f = tmpfile();
+	size_t n = 0;
+
+	if (f != NULL) {
+		options_help_write(f, all);
+		rewind(f);
+		n = fread(text[all], 1, sizeof text[all] - 1, f);
+		fclose(f);
+	}
+	text[all][n] = '\0';
+	return text[all];
+}
+
+/* Whether text has the option word (e.g. "--seq", "-q") not followed by more of a name. */
+static int has_word(const char *text, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = strstr(text, word); p != NULL; p = strstr(p + 1, word)) {
+		char next = p[n];
+		if (next != '-' && (next < 'a' || next > 'z') && (next < '0' || next > '9'))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * The table against itself and both help texts: letters and names once each;
+ * --help-all names every option; every --help piece is on --help, spelled
+ * with its option first.
+ */
+static void table_checks(void)
+{
+	const char *all = help_text(1), *brief = help_text(0);
+	char word[40];
+	int dup = 0, briefs = 0, misspelled = 0;
+
+	for (size_t i = 0; i < OPTIONS_COUNT; i++) {
+		const struct opt_spec *o = &options_table[i];
+		for (size_t j = 0; j < i; j++)
+			dup += (o->letter != 0 && o->letter == options_table[j].letter) ||
+			       (o->name != NULL && options_table[j].name != NULL &&
+			        strcmp(o->name, options_table[j].name) == 0);
+		if (o->name != NULL) {
+			snprintf(word, sizeof word, "--%s", o->name);
+			tap_ok(has_word(all, word), "--help-all names %s", word);
+		}
+		if (o->letter != 0) {
+			snprintf(word, sizeof word, "-%c", o->letter);
+			tap_ok(has_word(all, word), "--help-all names %s", word);
+		}
+		if (o->brief == NULL)
+			continue;
+		briefs++;
+		tap_ok(strstr(brief, o->brief) != NULL, "--help has '%s'", o->brief);
+		if (o->letter != 0)
+			snprintf(word, sizeof word, "-%c", o->letter);
+		else
+			snprintf(word, sizeof word, "--%s", o->name);
+		misspelled += strncmp(o->brief, word, strlen(word)) != 0;
+	}
+	tap_ok(dup == 0, "every letter and long name once in options_table (%d twice)", dup);
+	tap_ok(briefs >= 20, "%d options have a --help piece", briefs);
+	tap_ok(misspelled == 0, "each --help piece starts with its option (%d do not)", misspelled);
+	tap_ok(strstr(brief, "?") == NULL, "--help names no option that has no piece");
+	tap_ok(options_find("B") != NULL && options_find("B") == options_find("chunk-size") &&
+	           options_find("nonesuch") == NULL,
+	       "options_find: by letter and by long name");
 }
 
 int main(void)
@@ -199,5 +274,6 @@ int main(void)
 	usage_case(ARGV("--bench", "-k"), "--bench and -k: cannot be combined");
 	usage_case(ARGV("--bench-transports", "tcp", "h", "1"),
 	           "--bench-transports: needs --bench");
+	table_checks();
 	return tap_done();
 }
