@@ -1,0 +1,27 @@
+#!/usr/bin/env bats
+# doc/HACKING.md stays true: its map names every file in src/, and its exit
+# statuses are the ones src/fastcat.h defines.
+
+load helpers
+
+SRC_DIR="$BATS_TEST_DIRNAME/../src"
+HACKING="$BATS_TEST_DIRNAME/../doc/HACKING.md"
+
+@test "HACKING.md's map of src/ names every source file and header" {
+  local f missing=()
+  for f in "$SRC_DIR"/*.c "$SRC_DIR"/*.h; do
+    f=${f##*/}
+    [[ $f == config.h ]] && continue
+    grep -q "^| \`$f\`\| \`$f\` |\|/ \`$f\` |" "$HACKING" || missing+=("$f")
+  done
+  ((${#missing[@]} == 0)) || fail "not in HACKING.md's map: ${missing[*]}"
+}
+
+@test "HACKING.md's exit statuses are the ones fastcat.h defines" {
+  local name value n=0
+  while read -r name value; do
+    grep -q "\`$name\` $value\b" "$HACKING" || fail "HACKING.md does not say $name $value"
+    n=$((n + 1))
+  done < <(sed -n 's/^#define \(EXIT_[A-Z]*\) *\([0-9]\+\).*/\1 \2/p' "$SRC_DIR/fastcat.h")
+  ((n >= 8)) || fail "found only $n exit statuses in fastcat.h"
+}
