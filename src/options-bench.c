@@ -40,16 +40,13 @@ static int list_next(const char **p, char *out, size_t len)
 }
 
 /* --bench-transports pipe,tcp,...: the links to measure, as bits of bench_links[]. */
-int options_bench_links(struct config *cfg, struct seen *seen, const struct opt_spec *o,
-                        const char *arg, uint64_t v, char *err, size_t errlen)
+int options_bench_links(const struct opt_call *c)
 {
-	const char *p = arg;
+	const char *p = c->arg;
 	char name[32];
 	int more;
 
-	(void)o;
-	(void)v;
-	cfg->bench_links = 0;
+	c->cfg->bench_links = 0;
 	do {
 		const char *entry = p;
 		int i;
@@ -57,10 +54,11 @@ int options_bench_links(struct config *cfg, struct seen *seen, const struct opt_
 		more = list_next(&p, name, sizeof name);
 		i = more < 0 ? -1 : bench_link_find(name);
 		if (i < 0)
-			return log_format(err, errlen, EXIT_USAGE,
-			                  "%s %s: unknown transport '%.*s' (%s)", seen->label, arg,
-			                  (int)strcspn(entry, ","), entry, bench_link_names());
-		cfg->bench_links |= 1u << i;
+			return log_format(c->err, c->errlen, EXIT_USAGE,
+			                  "%s %s: unknown transport '%.*s' (%s)", c->seen->label,
+			                  c->arg, (int)strcspn(entry, ","), entry,
+			                  bench_link_names());
+		c->cfg->bench_links |= 1u << i;
 	} while (more);
 	return 0;
 }
@@ -86,31 +84,29 @@ static int size_insert(struct config *cfg, const char *label, const char *arg, u
 }
 
 /* --bench-sizes 1k,64k,...: kept in ascending order, each once. */
-int options_bench_sizes(struct config *cfg, struct seen *seen, const struct opt_spec *o,
-                        const char *arg, uint64_t v, char *err, size_t errlen)
+int options_bench_sizes(const struct opt_call *c)
 {
-	const char *label = seen->label, *p = arg;
+	const char *label = c->seen->label, *p = c->arg;
 	char text[32];
 	uint64_t size;
 	int more;
 
-	(void)o;
-	(void)v;
-	cfg->bench_nsizes = 0;
+	c->cfg->bench_nsizes = 0;
 	do {
 		const char *entry = p;
 		int rc;
 
 		more = list_next(&p, text, sizeof text);
 		if (more < 0)
-			return log_format(err, errlen, EXIT_USAGE, "%s %.*s: invalid size", label,
-			                  (int)strcspn(entry, ","), entry);
+			return log_format(c->err, c->errlen, EXIT_USAGE, "%s %.*s: invalid size",
+			                  label, (int)strcspn(entry, ","), entry);
 		if (text[0] == '\0')
-			return log_format(err, errlen, EXIT_USAGE, "%s %s: an empty entry", label,
-			                  arg);
-		rc = options_number(ARG_SIZE, &bench_size_range, label, text, &size, err, errlen);
+			return log_format(c->err, c->errlen, EXIT_USAGE, "%s %s: an empty entry",
+			                  label, c->arg);
+		rc = options_number(ARG_SIZE, &bench_size_range, label, text, &size, c->err,
+		                    c->errlen);
 		if (rc == 0)
-			rc = size_insert(cfg, label, arg, size, err, errlen);
+			rc = size_insert(c->cfg, label, c->arg, size, c->err, c->errlen);
 		if (rc != 0)
 			return rc;
 	} while (more);

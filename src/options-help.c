@@ -156,44 +156,23 @@ void options_usage(void)
 	options_help_write(stdout, 0);
 }
 
-int options_help(struct config *cfg, struct seen *seen, const struct opt_spec *o, const char *arg,
-                 uint64_t v, char *err, size_t errlen)
+int options_help(const struct opt_call *c)
 {
-	(void)cfg;
-	(void)seen;
-	(void)o;
-	(void)arg;
-	(void)v;
-	(void)err;
-	(void)errlen;
+	(void)c;
 	options_help_write(stdout, 0);
 	return -1;
 }
 
-int options_help_all(struct config *cfg, struct seen *seen, const struct opt_spec *o,
-                     const char *arg, uint64_t v, char *err, size_t errlen)
+int options_help_all(const struct opt_call *c)
 {
-	(void)cfg;
-	(void)seen;
-	(void)o;
-	(void)arg;
-	(void)v;
-	(void)err;
-	(void)errlen;
+	(void)c;
 	options_help_write(stdout, 1);
 	return -1;
 }
 
-int options_version(struct config *cfg, struct seen *seen, const struct opt_spec *o,
-                    const char *arg, uint64_t v, char *err, size_t errlen)
+int options_version(const struct opt_call *c)
 {
-	(void)cfg;
-	(void)seen;
-	(void)o;
-	(void)arg;
-	(void)v;
-	(void)err;
-	(void)errlen;
+	(void)c;
 	printf("fastcat %s\n", FASTCAT_VERSION);
 	return -1;
 }

@@ -12,95 +12,79 @@
  * where --read-size and --write-size win over -B in any order. The label of
  * the one that set the read size is kept for fit_datagrams' message.
  */
-int options_set_chunk(struct config *cfg, struct seen *seen, const struct opt_spec *o,
-                      const char *arg, uint64_t v, char *err, size_t errlen)
+int options_set_chunk(const struct opt_call *c)
 {
-	(void)err;
-	(void)errlen;
-	if ((o->seen & SEEN_READ_SET) &&
-	    ((o->seen & SEEN_READ_SIZE) || !(seen->flags & SEEN_READ_SIZE))) {
-		cfg->read_size = (size_t)v;
-		snprintf(seen->size_label, sizeof seen->size_label, "%s %s", seen->label, arg);
+	if ((c->o->seen & SEEN_READ_SET) &&
+	    ((c->o->seen & SEEN_READ_SIZE) || !(c->seen->flags & SEEN_READ_SIZE))) {
+		c->cfg->read_size = (size_t)c->v;
+		snprintf(c->seen->size_label, sizeof c->seen->size_label, "%s %s", c->seen->label,
+		         c->arg);
 	}
-	if ((o->seen & SEEN_WRITE_SET) &&
-	    ((o->seen & SEEN_WRITE_SIZE) || !(seen->flags & SEEN_WRITE_SIZE)))
-		cfg->write_size = (size_t)v;
+	if ((c->o->seen & SEEN_WRITE_SET) &&
+	    ((c->o->seen & SEEN_WRITE_SIZE) || !(c->seen->flags & SEEN_WRITE_SIZE)))
+		c->cfg->write_size = (size_t)c->v;
 	return 0;
 }
 
 /* --dgram-size: also what fit_datagrams names when the datagram is too big. */
-int options_set_dgram_size(struct config *cfg, struct seen *seen, const struct opt_spec *o,
-                           const char *arg, uint64_t v, char *err, size_t errlen)
+int options_set_dgram_size(const struct opt_call *c)
 {
-	(void)o;
-	(void)err;
-	(void)errlen;
-	cfg->dgram_size = (size_t)v;
-	snprintf(seen->size_label, sizeof seen->size_label, "%s %s", seen->label, arg);
+	c->cfg->dgram_size = (size_t)c->v;
+	snprintf(c->seen->size_label, sizeof c->seen->size_label, "%s %s", c->seen->label, c->arg);
 	return 0;
 }
 
 /* --transport NAME: looked up after parsing, once -u and -U are known too. */
-int options_set_transport(struct config *cfg, struct seen *seen, const struct opt_spec *o,
-                          const char *arg, uint64_t v, char *err, size_t errlen)
+int options_set_transport(const struct opt_call *c)
 {
-	(void)cfg;
-	(void)o;
-	(void)v;
-	(void)err;
-	(void)errlen;
-	seen->transport = arg;
+	c->seen->transport = c->arg;
 	return 0;
 }
 
 /* --allow/--deny CIDR (v: 1 for --deny): one more rule, after the ones before it. */
-int options_set_acl(struct config *cfg, struct seen *seen, const struct opt_spec *o,
-                    const char *arg, uint64_t v, char *err, size_t errlen)
+int options_set_acl(const struct opt_call *c)
 {
-	const char *label = seen->label;
-	int ipv6 = memchr(arg, ':', strcspn(arg, "/")) != NULL;
+	const char *label = c->seen->label;
+	int ipv6 = memchr(c->arg, ':', strcspn(c->arg, "/")) != NULL;
 
-	(void)o;
-	if (seen->acl_label[0] == '\0')
-		snprintf(seen->acl_label, sizeof seen->acl_label, "%s", label);
-	if (arg[0] == '\0')
-		return log_format(err, errlen, EXIT_USAGE, "%s: empty address", label);
-	switch (acl_add(&cfg->acl, arg, (int)v)) {
+	if (c->seen->acl_label[0] == '\0')
+		snprintf(c->seen->acl_label, sizeof c->seen->acl_label, "%s", label);
+	if (c->arg[0] == '\0')
+		return log_format(c->err, c->errlen, EXIT_USAGE, "%s: empty address", label);
+	switch (acl_add(&c->cfg->acl, c->arg, (int)c->v)) {
 	case -1:
-		return log_format(err, errlen, EXIT_USAGE,
+		return log_format(c->err, c->errlen, EXIT_USAGE,
 		                  "%s %s: not an IPv4 or IPv6 address (ADDRESS or ADDRESS/BITS)",
-		                  label, arg);
+		                  label, c->arg);
 	case -2:
-		return log_format(err, errlen, EXIT_USAGE, "%s %s: prefix length must be 0 to %d",
-		                  label, arg, ipv6 ? 128 : 32);
+		return log_format(c->err, c->errlen, EXIT_USAGE,
+		                  "%s %s: prefix length must be 0 to %d", label, c->arg,
+		                  ipv6 ? 128 : 32);
 	case -3:
-		return log_format(err, errlen, EXIT_USAGE,
-		                  "%s %s: at most %d --allow and --deny rules", label, arg,
+		return log_format(c->err, c->errlen, EXIT_USAGE,
+		                  "%s %s: at most %d --allow and --deny rules", label, c->arg,
 		                  ACL_MAX);
 	}
 	return 0;
 }
 
 /* --unix-mode MODE: octal digits only, at most 777 (no set-id or sticky bit on a socket). */
-int options_set_unix_mode(struct config *cfg, struct seen *seen, const struct opt_spec *o,
-                          const char *arg, uint64_t v, char *err, size_t errlen)
+int options_set_unix_mode(const struct opt_call *c)
 {
-	const char *label = seen->label;
-	size_t n = strlen(arg);
+	const char *label = c->seen->label;
+	size_t n = strlen(c->arg);
 	unsigned long mode = 0;
-	int octal = n > 0 && strspn(arg, "01234567") == n;
+	int octal = n > 0 && strspn(c->arg, "01234567") == n;
 
-	(void)o;
-	(void)v;
 	if (n == 0)
-		return log_format(err, errlen, EXIT_USAGE, "%s: empty mode (octal, e.g. 660)",
+		return log_format(c->err, c->errlen, EXIT_USAGE, "%s: empty mode (octal, e.g. 660)",
 		                  label);
-	for (const char *p = arg; octal && *p != '\0' && mode <= 0777; p++)
+	for (const char *p = c->arg; octal && *p != '\0' && mode <= 0777; p++)
 		mode = mode * 8 + (unsigned long)(*p - '0');
 	if (!octal || mode > 0777)
-		return log_format(err, errlen, EXIT_USAGE,
+		return log_format(c->err, c->errlen, EXIT_USAGE,
 		                  "%s %s: must be an octal mode from 0 to 777 (e.g. 660)", label,
-		                  arg);
-	cfg->unix_mode = (mode_t)mode;
+		                  c->arg);
+	c->cfg->unix_mode = (mode_t)mode;
 	return 0;
 }

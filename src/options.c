@@ -212,7 +212,7 @@ static int option_apply(struct config *cfg, struct seen *seen, const struct opt_
 	else if (o->arg != ARG_NONE && o->arg != ARG_STRING)
 		rc = options_number(o->arg, &o->range, seen->label, arg, &v, err, errlen);
 	if (rc == 0 && o->handler != NULL)
-		rc = o->handler(cfg, seen, o, arg, v, err, errlen);
+		rc = o->handler(&(struct opt_call){cfg, seen, o, arg, v, err, errlen});
 	else if (rc == 0)
 		field_store(cfg, o, v);
 	if (rc == 0) {

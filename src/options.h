@@ -86,8 +86,17 @@ struct opt_spec;
  * flag, number or keyword; arg for the text), returns 0, EXIT_USAGE with the
  * reason in err, or -1 when fastcat should exit 0 (--help, --version).
  */
-typedef int opt_handler(struct config *, struct seen *, const struct opt_spec *, const char *arg,
-                        uint64_t v, char *err, size_t errlen);
+struct opt_call {
+	struct config *cfg;
+	struct seen *seen;
+	const struct opt_spec *o;
+	const char *arg; /* the text as typed */
+	uint64_t v;      /* the value as .arg read it */
+	char *err;       /* the reason, for EXIT_USAGE */
+	size_t errlen;
+};
+
+typedef int opt_handler(const struct opt_call *);
 
 /* One option: how it is spelled, read, stored, checked and documented. */
 struct opt_spec {

@@ -52,18 +52,26 @@ static void format_datagram_calls(char *out, size_t len, const char *name, uint6
 static void print_human_flow(const char *name, const struct flow_stats *f, enum datagram_side side,
                              int checksum, double now)
 {
-	char approx[32], reads[96], writes[96], datagrams[64] = "", digest[32] = "";
+	char approx[32], reads[96], writes[96], tail[96] = "";
 	double rate = flow_rate(f, now);
+	int n = 0;
 
-	units_format_bytes(f->bytes, approx, sizeof approx);
+	if (side != DATAGRAM_NONE)
+		n = snprintf(tail, sizeof tail, "; %llu datagrams, %llu truncated",
+		             (unsigned long long)f->datagrams, (unsigned long long)f->truncated);
+	if (checksum && n >= 0 && (size_t)n < sizeof tail)
+		snprintf(tail + n, sizeof tail - (size_t)n, "; xxh64 %016llx",
+		         (unsigned long long)digest_final(&f->digest));
 	if (f->bytes == 0) {
 		/* nothing to average: the figures would only read as zeros */
-		fprintf(stderr,
-		        "fastcat: %s 0 bytes (0 B) in %.3f s: nothing moved; %llu read%s, by %s\n",
-		        name, flow_seconds(f, now), (unsigned long long)f->reads,
-		        f->reads == 1 ? "" : "s", copy_method_name(f->copy));
+		fprintf(
+		    stderr,
+		    "fastcat: %s 0 bytes (0 B) in %.3f s: nothing moved; %llu read%s, by %s%s\n",
+		    name, flow_seconds(f, now), (unsigned long long)f->reads,
+		    f->reads == 1 ? "" : "s", copy_method_name(f->copy), tail);
 		return;
 	}
+	units_format_bytes(f->bytes, approx, sizeof approx);
 	if (side == DATAGRAM_READS)
 		format_datagram_calls(reads, sizeof reads, "reads", f->reads, f, f->max_read, 0);
 	else
@@ -73,17 +81,10 @@ static void print_human_flow(const char *name, const struct flow_stats *f, enum 
 		                      1);
 	else
 		format_calls(writes, sizeof writes, "writes", f->writes, f->bytes, f->max_write);
-	if (side != DATAGRAM_NONE)
-		snprintf(datagrams, sizeof datagrams, "; %llu datagrams, %llu truncated",
-		         (unsigned long long)f->datagrams, (unsigned long long)f->truncated);
-	if (checksum)
-		snprintf(digest, sizeof digest, "; xxh64 %016llx",
-		         (unsigned long long)digest_final(&f->digest));
-	fprintf(
-	    stderr,
-	    "fastcat: %s %llu bytes (%s) in %.3f s: %.1f MiB/s, %.3f Gbit/s; %s, %s by %s%s%s\n",
-	    name, (unsigned long long)f->bytes, approx, flow_seconds(f, now), rate / (double)MIB,
-	    rate * 8 / 1e9, reads, writes, copy_method_name(f->copy), datagrams, digest);
+	fprintf(stderr,
+	        "fastcat: %s %llu bytes (%s) in %.3f s: %.1f MiB/s, %.3f Gbit/s; %s, %s by %s%s\n",
+	        name, (unsigned long long)f->bytes, approx, flow_seconds(f, now),
+	        rate / (double)MIB, rate * 8 / 1e9, reads, writes, copy_method_name(f->copy), tail);
 }
 
 /*
