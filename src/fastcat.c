@@ -22,9 +22,10 @@ static int session_run(const struct config *cfg, struct endpoint *ep)
 	if (cfg->verify)
 		verify_conclude(&s);
 	if (cfg->seq && s.received.seq.lost > 0 && s.exit_status == EXIT_OK) {
-		s.exit_status = log_format(s.error, sizeof s.error, EXIT_PEER,
-		                           "%llu datagrams lost (--seq found gaps in the sequence numbers)",
-		                           (unsigned long long)s.received.seq.lost);
+		s.exit_status =
+		    log_format(s.error, sizeof s.error, EXIT_PEER,
+		               "%llu datagrams lost (--seq found gaps in the sequence numbers)",
+		               (unsigned long long)s.received.seq.lost);
 	}
 	report_print(&s, 1);
 	if (s.received.truncated > 0)
