@@ -46,17 +46,21 @@ run_one() {
 	if [ "$t" = unix ]; then
 		addr=("$WORK/sock") u=(-U)
 		rm -f "$WORK/sock"
-		"${PINR[@]}" "$bin" -v --report=json "${extra[@]}" -l -U "$WORK/sock" </dev/null >/dev/null 2>"$WORK/r.err" &
+		"${PINR[@]}" timeout 120 "$bin" -v --report=json "${extra[@]}" -l -U "$WORK/sock" </dev/null >/dev/null 2>"$WORK/r.err" &
 	else
 		port=$(free_port) || return 1
 		addr=(127.0.0.1 "$port")
-		"${PINR[@]}" "$bin" -v --report=json "${extra[@]}" -l 127.0.0.1 "$port" </dev/null >/dev/null 2>"$WORK/r.err" &
+		"${PINR[@]}" timeout 120 "$bin" -v --report=json "${extra[@]}" -l 127.0.0.1 "$port" </dev/null >/dev/null 2>"$WORK/r.err" &
 	fi
 	PIDS+=($!)
 	local rpid=$!
 	for _ in $(seq 200); do grep -q 'listening on' "$WORK/r.err" 2>/dev/null && break; sleep 0.01; done
 	t0=$(usec)
-	"${PINS[@]}" "$bin" --report=none "${extra[@]}" "${u[@]}" "${addr[@]}" <"$SRCFILE" >/dev/null 2>"$WORK/s.err"
+	if ! "${PINS[@]}" timeout 120 "$bin" "${extra[@]}" "${u[@]}" "${addr[@]}" <"$SRCFILE" >/dev/null 2>"$WORK/s.err"; then
+		echo "ab.sh: $bin over $t: the sender failed: $(head -n 1 "$WORK/s.err")" >&2
+		kill_started
+		return 1
+	fi
 	wait "$rpid"
 	t1=$(usec)
 	PIDS=()
