@@ -41,6 +41,8 @@ static const char *copy_rw_reason(const struct flow *f, const struct config *cfg
 		return "--verify frames and digests the bytes";
 	if (cfg->checksum)
 		return "--checksum reads the bytes";
+	if (cfg->parallel)
+		return "-P cuts the stream into chunks";
 	if (isatty(flow_src(f)) || isatty(flow_dst(f)))
 		return "a terminal";
 	if (f->kind == FLOW_SEND && fstat(flow_src(f), &st) == 0 && S_ISCHR(st.st_mode))

@@ -304,7 +304,7 @@ static int accept_first_datagram(const struct config *cfg, struct listener *l, s
  * could not tell the refusal from a listener that took its data and ended,
  * and would exit 0.
  */
-static void close_refused(int fd)
+void endpoint_refuse(int fd)
 {
 	struct linger reset = {.l_onoff = 1, .l_linger = 0};
 
@@ -334,7 +334,7 @@ static int accept_connection(const struct config *cfg, struct listener *l, struc
 		}
 		if (listener_admits(cfg, l, (struct sockaddr *)&from, len, "connection"))
 			break;
-		close_refused(ep->fd);
+		endpoint_refuse(ep->fd);
 		ep->fd = -1;
 	}
 	addr_format_fd(ep->fd, 1, ep->peer, sizeof ep->peer);
@@ -359,6 +359,52 @@ int endpoint_accept(const struct config *cfg, struct listener *l, struct endpoin
 }
 
 /*
+ * -P: another connection of the session, to the address the first one
+ * reached (not resolved again). 0 with *fd, or an exit status with err.
+ */
+int endpoint_connect_more(const struct config *cfg, const struct endpoint *ep, int *fd, char *err,
+                          size_t errlen)
+{
+	struct sockaddr_storage peer;
+	socklen_t len = sizeof peer;
+	struct endpoint more = {.fd = -1};
+	int why;
+
+	if (getpeername(ep->fd, (struct sockaddr *)&peer, &len) != 0) {
+		snprintf(err, errlen, "getpeername: %s", strerror(errno));
+		return EXIT_RUNTIME;
+	}
+	*fd = connect_addr(cfg, &more, (struct sockaddr *)&peer, len, &why, err, errlen);
+	if (*fd >= 0)
+		return 0;
+	connect_error(cfg, ep->peer, why, err, errlen);
+	return connect_status(why);
+}
+
+/*
+ * -P: a connection waiting on the (non-blocking) listener, if --allow/--deny
+ * let it in; the others are reset. 1 with *fd, 0 when none waits, -1 on error.
+ */
+int endpoint_accept_pending(const struct config *cfg, struct listener *l, int *fd)
+{
+	struct sockaddr_storage from;
+	socklen_t len = sizeof from;
+
+	*fd = accept(l->fd, (struct sockaddr *)&from, &len);
+	if (*fd < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ||
+		               errno == ECONNABORTED
+		           ? 0
+		           : -1;
+	if (!listener_admits(cfg, l, (struct sockaddr *)&from, len, "connection")) {
+		endpoint_refuse(*fd);
+		return 0;
+	}
+	sock_set_nonblock(*fd, 1);
+	return 1;
+}
+
+/*
  * A session that failed here ends with a reset rather than a FIN, so a
  * peer that finished sending and waits for our EOF learns that its data
  * did not all arrive (it fails with "connection reset", exit 5) instead of
@@ -370,6 +416,8 @@ void endpoint_abort(const struct config *cfg, struct endpoint *ep)
 
 	if (ep->fd >= 0 && !cfg->transport->connectionless)
 		setsockopt(ep->fd, SOL_SOCKET, SO_LINGER, &now, sizeof now);
+	for (unsigned i = 1; i < ep->stripes; i++)
+		setsockopt(ep->stripe[i], SOL_SOCKET, SO_LINGER, &now, sizeof now);
 }
 
 /* Close, and remove a temporary Unix address this end bound. */
@@ -378,6 +426,9 @@ void endpoint_close(struct endpoint *ep)
 	if (ep->fd >= 0)
 		close(ep->fd);
 	ep->fd = -1;
+	for (unsigned i = 1; i < ep->stripes; i++)
+		close(ep->stripe[i]);
+	ep->stripes = 0;
 	if (ep->bound_path[0] != '\0')
 		unlink(ep->bound_path);
 	ep->bound_path[0] = '\0';

@@ -51,6 +51,8 @@ static int run_client(const struct config *cfg)
 	char err[1024];
 	int rc = endpoint_connect(cfg, &ep, err, sizeof err);
 
+	if (rc == 0 && cfg->parallel)
+		rc = stripe_connect(cfg, &ep, err, sizeof err);
 	if (rc != 0) {
 		endpoint_close(&ep);
 		log_fatal(rc, "%s", err);
@@ -72,10 +74,14 @@ static int run_listener(const struct config *cfg)
 	if (listener_open(cfg, &l, err, sizeof err) != 0)
 		log_fatal(EXIT_RUNTIME, "%s", err);
 	do {
-		if (endpoint_accept(cfg, &l, &ep, err, sizeof err) != 0) {
+		int rc = endpoint_accept(cfg, &l, &ep, err, sizeof err);
+
+		if (rc == 0 && cfg->parallel)
+			rc = stripe_accept(cfg, &l, &ep, err, sizeof err);
+		if (rc != 0) {
 			endpoint_close(&ep);
 			log_error("%s", err);
-			status = EXIT_RUNTIME;
+			status = rc;
 			break;
 		}
 		if (!cfg->keep_listening)

@@ -75,6 +75,9 @@ enum copy_method {
 #define BENCH_LINKS     7  /* --bench: pipe, memcpy, tcp, udp, unix, unix-dgram, unix-seqpacket */
 #define BENCH_SIZES_MAX 16 /* entries in --bench-sizes */
 
+/* -P: at most this many TCP connections carry one stream (stripe.c). */
+#define STRIPE_MAX 64
+
 /* --allow/--deny: at most this many rules, together (no allocation). */
 #define ACL_MAX 64
 
@@ -134,6 +137,8 @@ struct config {
 	int progress;     /* --progress: a live line on stderr, when it is a terminal */
 	long interval_ms; /* --interval: one plain progress line per interval, 0 = none */
 	uint64_t size;    /* --size: bytes expected (stdin's, or with -d the peer's), 0 = unknown */
+	unsigned parallel; /* -P: connections one stream is striped over; 0 = no -P (plain) */
+	int parallel_auto; /* -P auto: start with one, add while it helps */
 	/* --bench: measure this machine's pipes, memcpy and transports; no connection */
 	int bench;
 	long bench_ms;                       /* --bench-time: the whole run, milliseconds */
@@ -185,8 +190,10 @@ struct endpoint {
 	int rcvbuf;      /* effective SO_RCVBUF read back from the kernel */
 	char local[112]; /* printable "addr:port", Unix path or "@name" */
 	char peer[112];
-	char bound_path[112]; /* a temporary Unix path this end bound, removed at close */
-	int cannot_send;      /* the datagram peer has no address to answer to */
+	char bound_path[112];   /* a temporary Unix path this end bound, removed at close */
+	int cannot_send;        /* the datagram peer has no address to answer to */
+	int stripe[STRIPE_MAX]; /* -P: the session's connections by index; stripe[0] == fd */
+	unsigned stripes;       /* -P: how many; 0 = one plain connection (fd) */
 };
 
 /* A listening socket kept across connections with -k; for a datagram transport, the socket itself.
@@ -278,6 +285,13 @@ int endpoint_connect(const struct config *, struct endpoint *, char *, size_t);
 int endpoint_accept(const struct config *, struct listener *, struct endpoint *, char *, size_t);
 void endpoint_abort(const struct config *, struct endpoint *);
 void endpoint_close(struct endpoint *);
+int endpoint_connect_more(const struct config *, const struct endpoint *, int *, char *, size_t);
+int endpoint_accept_pending(const struct config *, struct listener *, int *);
+void endpoint_refuse(int);
+
+/* stripe.c */
+int stripe_connect(const struct config *, struct endpoint *, char *, size_t);
+int stripe_accept(const struct config *, struct listener *, struct endpoint *, char *, size_t);
 
 /* listener.c */
 int listener_open(const struct config *, struct listener *, char *, size_t);

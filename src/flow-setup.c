@@ -7,6 +7,7 @@
 
 #include "fastcat.h"
 #include "flow.h"
+#include "stripe.h"
 #include "verify.h"
 
 /* --verify: room for a header in front of a full read, and for END and VERDICT. */
@@ -66,8 +67,12 @@ static void flow_attach(struct flow *f, const struct flow_setup *setup)
 
 	f->stdio = to_socket ? setup->src : setup->dst;
 	f->net.fd[0] = to_socket ? setup->dst : setup->src;
-	f->net.n = 1;
-	f->stdio_ready = f->net.ready[0] = 1;
+	f->net.n = setup->nnet > 0 ? setup->nnet : 1;
+	for (unsigned i = 1; i < f->net.n; i++)
+		f->net.fd[i] = setup->net[i];
+	f->stdio_ready = 1;
+	for (unsigned i = 0; i < f->net.n; i++)
+		f->net.ready[i] = 1;
 }
 
 /* Set a flow up from its role and the transport. 0, or -1 when memory runs out. */
@@ -95,9 +100,12 @@ int flow_init(struct flow *f, const struct flow_setup *setup, struct flow_stats 
 		               clock_now());
 	f->sniff_hello =
 	    !flow_is_framed(f) && !to_socket && cfg->transport->socktype == SOCK_STREAM;
-	lowat_init(&f->lowat, to_socket ? -1 : flow_src(f), cfg->rcvlowat, f->read_size);
+	lowat_init(&f->lowat, to_socket || setup->nnet > 0 ? -1 : flow_src(f), cfg->rcvlowat,
+	           f->read_size);
 	if (!f->enabled)
 		return 0;
+	if (setup->nnet > 0) /* -P: chunks of its own, no stream buffer */
+		return flow_stripe_init(f, setup->nnet);
 	/* Splice needs the buffer only to fall back; untouched, it costs no memory. */
 	if (iobuf_init(&f->buf, flow_capacity(f)) != 0)
 		return -1;
@@ -108,6 +116,7 @@ int flow_init(struct flow *f, const struct flow_setup *setup, struct flow_stats 
 
 void flow_free(struct flow *f)
 {
+	flow_stripe_free(f);
 	iobuf_free(&f->buf);
 	copy_close(f);
 }

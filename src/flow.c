@@ -264,7 +264,7 @@ static void flow_close_stdout(struct flow *f)
  * while we keep reading its data. To stdout: close it.
  * Returns 1 when done, 0 when the socket cannot take the EOF datagram yet.
  */
-static int flow_finish(struct flow *f)
+int flow_finish(struct flow *f)
 {
 	if (f->dg != NULL && f->kind == FLOW_SEND) {
 		f->dg->end_due = 1; /* our END says it (dgverify.c), until the peer's VERDICT */
@@ -361,6 +361,8 @@ static int flow_needs_compact(const struct flow *f, size_t len)
  */
 enum pump_result flow_pump(struct flow *f)
 {
+	if (f->stripe != NULL)
+		return flow_stripe_pump(f);
 	if (!flow_src_ready(f) && f->lowat.since > 0 && lowat_expired(&f->lowat, clock_now()))
 		flow_set_src_ready(
 		    f, 1); /* a mark held back a paused sender's last bytes: take them */
@@ -406,6 +408,8 @@ int flow_poll_events(const struct flow *f, struct pollfd *pfd)
 	int wants_out = flow_len(f) > 0 || f->src_eof;
 	short net_events = sending ? POLLOUT : POLLIN;
 
+	if (f->stripe != NULL)
+		return flow_stripe_poll_events(f, pfd);
 	if (!f->running)
 		return 0;
 	if ((sending ? wants_in : wants_out) && !f->stdio_ready)

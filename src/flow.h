@@ -51,7 +51,7 @@ enum flow_kind { FLOW_SEND, FLOW_RECEIVE };
  * slots are one per connection that waits, so the relay's loop keeps its
  * shape whatever n is.
  */
-#define FLOW_NET_MAX 1
+#define FLOW_NET_MAX STRIPE_MAX
 
 struct flow_net {
 	int fd[FLOW_NET_MAX];
@@ -63,23 +63,24 @@ struct flow_net {
 /* One direction: bytes read from src wait in buf until dst takes them. */
 struct flow {
 	enum flow_kind kind;
-	int stdio;           /* stdin (sending) or stdout (receiving) */
-	int stdio_ready;     /* optimistic: true until a call on it says EAGAIN */
-	struct flow_net net; /* the socket side */
-	int enabled;         /* not turned off by -d */
-	int running;         /* enabled and its EOF not yet passed on */
-	int discard;         /* --send-only: read the peer's data and drop it */
-	int keep_dst;        /* -k: stdout stays open for the next connection */
-	int src_eof;         /* the source said EOF */
-	int dgram_src;       /* whole datagrams in, counted, truncation seen */
-	int dgram_dst;       /* each write is one datagram */
-	int exact;           /* --dgram-size: only whole write_size datagrams until EOF */
-	int eof_datagram;    /* EOF goes out as a zero-length datagram */
-	int ignore_empty;    /* --no-dgram-eof: a zero-length datagram is not EOF */
-	int soft_refusal;    /* a refused connectionless peer is no reason to stop reading */
-	int checksum;        /* feed what is delivered to stats->digest */
-	int seq;             /* --seq: datagrams carry a sequence number */
-	uint64_t next_seq;   /* the number the next datagram sent carries */
+	int stdio;                  /* stdin (sending) or stdout (receiving) */
+	int stdio_ready;            /* optimistic: true until a call on it says EAGAIN */
+	struct flow_net net;        /* the socket side */
+	struct stripe_flow *stripe; /* -P: the chunks on their way or held for their turn */
+	int enabled;                /* not turned off by -d */
+	int running;                /* enabled and its EOF not yet passed on */
+	int discard;                /* --send-only: read the peer's data and drop it */
+	int keep_dst;               /* -k: stdout stays open for the next connection */
+	int src_eof;                /* the source said EOF */
+	int dgram_src;              /* whole datagrams in, counted, truncation seen */
+	int dgram_dst;              /* each write is one datagram */
+	int exact;                  /* --dgram-size: only whole write_size datagrams until EOF */
+	int eof_datagram;           /* EOF goes out as a zero-length datagram */
+	int ignore_empty;           /* --no-dgram-eof: a zero-length datagram is not EOF */
+	int soft_refusal;           /* a refused connectionless peer is no reason to stop reading */
+	int checksum;               /* feed what is delivered to stats->digest */
+	int seq;                    /* --seq: datagrams carry a sequence number */
+	uint64_t next_seq;          /* the number the next datagram sent carries */
 	size_t recv_slot; /* --dgram-size at a receiver: the most a datagram holds, 0 = unknown */
 	size_t read_size, write_size;
 	size_t read_min; /* room needed at the tail before a read */
@@ -120,6 +121,8 @@ struct flow_setup {
 	int enabled, discard, keep_dst;
 	struct verify *verify;
 	struct dgverify *dg; /* --verify over datagrams, else NULL */
+	const int *net;      /* the socket side's connections (src or dst is the first) ... */
+	unsigned nnet;       /* ... how many; 0: just src or dst */
 };
 
 enum pump_result { PUMP_BLOCKED, PUMP_BUDGET_USED, PUMP_FINISHED, PUMP_FAILED };
@@ -143,6 +146,14 @@ int flow_fall_back(struct flow *, int);
 void flow_source_dry(struct flow *);
 void flow_count_read(struct flow *, size_t);
 void flow_count_write(struct flow *, uint64_t, size_t);
+int flow_finish(struct flow *);
+
+/* flow-stripe.c */
+int flow_stripe_init(struct flow *, unsigned);
+enum pump_result flow_stripe_pump(struct flow *);
+int flow_stripe_poll_events(const struct flow *, struct pollfd *);
+const char *flow_stripe_failure(const struct flow *, int *);
+void flow_stripe_free(struct flow *);
 
 /* flow-setup.c */
 int flow_init(struct flow *, const struct flow_setup *, struct flow_stats *);

@@ -154,6 +154,29 @@ static int check_listener_options(struct config *cfg, const struct seen *seen, c
 	return 0;
 }
 
+/* -P stripes one TCP stream one way; what it cannot do yet is refused, not half done. */
+static int check_parallel(struct config *cfg, const struct seen *seen, char *err, size_t errlen)
+{
+	(void)seen;
+	if (cfg->parallel == 0)
+		return 0;
+	if (cfg->transport != &transport_tcp)
+		return log_format(err, errlen, EXIT_USAGE, "-P needs --transport tcp");
+	if (cfg->recv_only || cfg->send_only)
+		return log_format(err, errlen, EXIT_USAGE,
+		                  "-P and %s: a striped session is one way, the sender's stdin to "
+		                  "the receiver's stdout",
+		                  cfg->recv_only ? "-d" : "--send-only");
+	if (cfg->verify)
+		return log_format(err, errlen, EXIT_USAGE,
+		                  "-P and --verify: not supported yet (--checksum at both ends "
+		                  "compares the digests)");
+	if (cfg->parallel_auto && !cfg->listen)
+		return log_format(err, errlen, EXIT_USAGE,
+		                  "-P auto: not supported yet; give the number of connections");
+	return 0;
+}
+
 /*
  * Datagram transports get a default that fits one datagram, and an explicit
  * size that no datagram of the protocol can carry is refused here rather than
@@ -205,8 +228,8 @@ static const struct {
 	int with_bench; /* also when --bench is given */
 } checks[] = {
     {options_bench_check, 1}, {choose_transport, 1},       {parse_operands, 0},
-    {check_combinations, 1},  {check_listener_options, 0}, {fit_datagrams, 0},
-    {choose_rcvlowat, 0},
+    {check_combinations, 1},  {check_listener_options, 0}, {check_parallel, 0},
+    {fit_datagrams, 0},       {choose_rcvlowat, 0},
 };
 
 /* Returns 0, or EXIT_USAGE with the first check's reason in err. */

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fastcat.h"
@@ -86,5 +87,26 @@ int options_set_unix_mode(const struct opt_call *c)
 		                  "%s %s: must be an octal mode from 0 to 777 (e.g. 660)", label,
 		                  c->arg);
 	c->cfg->unix_mode = (mode_t)mode;
+	return 0;
+}
+
+/* -P N or -P auto: how many connections carry the stream (a listener takes the sender's). */
+int options_set_parallel(const struct opt_call *c)
+{
+	char *end;
+	unsigned long n;
+
+	if (strcmp(c->arg, "auto") == 0) {
+		c->cfg->parallel = 1;
+		c->cfg->parallel_auto = 1;
+		return 0;
+	}
+	n = strtoul(c->arg, &end, 10);
+	if (c->arg[0] < '0' || c->arg[0] > '9' || *end != '\0' || n < 1 || n > STRIPE_MAX)
+		return log_format(c->err, c->errlen, EXIT_USAGE,
+		                  "%s %s: connections must be 1 to %d, or auto", c->seen->label,
+		                  c->arg, STRIPE_MAX);
+	c->cfg->parallel = (unsigned)n;
+	c->cfg->parallel_auto = 0;
 	return 0;
 }

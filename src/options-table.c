@@ -184,6 +184,14 @@ const struct opt_spec options_table[] = {
      .help = "auto (zero-copy splice/sendfile where possible), rw,\n"
              "or splice (say when a direction cannot have it)",
      .brief = "--copy=MODE  auto (zero-copy where possible), rw, splice"},
+    {.name = "parallel",
+     .letter = 'P',
+     .arg = ARG_STRING,
+     .handler = options_set_parallel,
+     .section = SECTION_SPEED,
+     .metavar = " N",
+     .help = "tcp, one way: stripe stdin over N connections (1-64);\n"
+             "with -l: take as many as the sender's -P says"},
     {.name = "rate-limit",
      .arg = ARG_RATE,
      .range = {1, RATE_LIMIT_MAX, "rate must be 1 byte/s to 1024G (1 TiB/s)"},

@@ -74,8 +74,11 @@ static void relay_flow_failed(struct relay *r, const struct flow *f)
 {
 	const char *peer = r->s->ep->peer, *why = strerror(f->err);
 	int status = socket_error_status(f->err);
+	const char *stripe_why = flow_stripe_failure(f, &status);
 
-	if (f->err == EPROTO && f->verify->why[0] != '\0')
+	if (stripe_why != NULL)
+		relay_fail(r, status, "%s", stripe_why);
+	else if (f->err == EPROTO && f->verify->why[0] != '\0')
 		relay_fail(r, EXIT_VERIFY, "%s", f->verify->why);
 	else if (f->kind == FLOW_SEND && !f->err_on_write)
 		relay_fail(r, EXIT_RUNTIME, "read stdin: %s", why);
@@ -188,21 +191,31 @@ static int relay_setup(struct relay *r, struct session *s, int in_fd, int out_fd
 	 * socket with unread data makes the kernel send a reset, and the peer
 	 * then loses what we sent that it had not read yet.
 	 */
-	struct flow_setup send = {cfg,
-	                          FLOW_SEND,
-	                          in_fd,
-	                          sock,
-	                          (!cfg->recv_only || cfg->verify) && !s->ep->cannot_send,
-	                          0,
-	                          0,
-	                          &s->verify,
-	                          NULL};
-	struct flow_setup recv = {
-	    cfg,        FLOW_RECEIVE, sock, out_fd, 1, cfg->send_only, cfg->keep_listening,
-	    &s->verify, NULL};
+	struct flow_setup send = {.cfg = cfg,
+	                          .kind = FLOW_SEND,
+	                          .src = in_fd,
+	                          .dst = sock,
+	                          .enabled =
+	                              (!cfg->recv_only || cfg->verify) && !s->ep->cannot_send,
+	                          .verify = &s->verify};
+	struct flow_setup recv = {.cfg = cfg,
+	                          .kind = FLOW_RECEIVE,
+	                          .src = sock,
+	                          .dst = out_fd,
+	                          .enabled = 1,
+	                          .discard = cfg->send_only,
+	                          .keep_dst = cfg->keep_listening,
+	                          .verify = &s->verify};
 
 	memset(r, 0, sizeof *r);
 	r->s = s;
+	if (s->ep->stripes > 0) {
+		/* -P is one way: the sender drains the connections for their ends */
+		send.net = recv.net = s->ep->stripe;
+		send.nnet = recv.nnet = s->ep->stripes;
+		send.enabled = !cfg->listen;
+		recv.discard = !cfg->listen;
+	}
 	if (s->verify.datagram) {
 		r->dg.v = &s->verify;
 		s->verify.dg = send.dg = recv.dg = &r->dg;
