@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 
 #include "fastcat.h"
+#include "flow.h"
 
 /* Send up to n prepared messages; returns how many went, or -1 with errno. */
 int batch_send(int fd, const struct msghdr *msgs, unsigned n)

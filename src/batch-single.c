@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 
 #include "fastcat.h"
+#include "flow.h"
 
 /* Send the first prepared message; returns 1, or -1 with errno. */
 int batch_send(int fd, const struct msghdr *msgs, unsigned n)

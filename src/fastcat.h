@@ -54,7 +54,8 @@ struct verify {
 	uint64_t confirmed_digest; /* ... with this XXH64 */
 	int peer_done;             /* the peer's EOF came: it will send nothing more */
 	int verified;              /* both directions confirmed (verify_conclude) */
-	char why[160];             /* a protocol failure, for the error message */
+	char why[160];             /* a protocol failure, for the error message ... */
+	int why_status;            /* ... and its exit status (0: EXIT_VERIFY) */
 	struct dgverify *dg;       /* over datagrams, while the relay runs: the control state */
 };
 
@@ -255,12 +256,6 @@ int bench_run(const struct config *);
 /* bench-link.c: the names --bench-transports takes */
 int bench_link_find(const char *);
 const char *bench_link_names(void);
-
-/* batch-mmsg.c or batch-single.c, chosen by configure */
-#define BATCH_MAX 64 /* datagrams one batch_send call may take */
-struct msghdr;
-int batch_send(int, const struct msghdr *, unsigned);
-int batch_recv(int, struct msghdr *, unsigned, size_t *);
 
 /* clock.c */
 double clock_now(void);

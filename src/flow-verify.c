@@ -15,6 +15,7 @@
 #include "compat.h"
 #include "fastcat.h"
 #include "flow.h"
+#include "stripe.h"
 #include "verify.h"
 
 /* A --verify protocol failure: the relay reports why with exit status 6. */
@@ -75,7 +76,9 @@ int flow_verify_sniff(struct flow *f)
 	unsigned char peek[VERIFY_HELLO_BYTES];
 	ssize_t n = recv(flow_src(f), peek, sizeof peek, MSG_PEEK);
 
-	if (n > 0 && n < VERIFY_HELLO_BYTES && verify_hello(peek, (size_t)n) == 0)
+	_Static_assert(STRIPE_HELLO_BYTES == VERIFY_HELLO_BYTES, "one peek serves both hellos");
+	if (n > 0 && n < VERIFY_HELLO_BYTES &&
+	    (verify_hello(peek, (size_t)n) == 0 || stripe_hello_seen(peek, (size_t)n) == 0))
 		n = flow_sniff_rest(flow_src(f), peek);
 	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
 		flow_set_src_ready(f, 0);
@@ -92,6 +95,14 @@ int flow_verify_sniff(struct flow *f)
 		return flow_verify_failed(f, 0,
 		                          "the peer sends --verify frames; give --verify at "
 		                          "this end too");
+	if (n == STRIPE_HELLO_BYTES && stripe_hello_seen(peek, (size_t)n) == 1) {
+		f->verify->why_status = EXIT_CONNECT; /* the wrong kind of peer, as -P says too */
+		snprintf(f->verify->why, sizeof f->verify->why,
+		         "the peer is a fastcat -P receiver (one stream over several "
+		         "connections); give -P N at this end");
+		flow_failed(f, 0, EPROTO);
+		return -1;
+	}
 	return 1;
 }
 

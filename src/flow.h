@@ -134,6 +134,12 @@ int copy_write(struct flow *, size_t);
 int copy_fallback(struct flow *);
 void copy_close(struct flow *);
 
+/* batch-mmsg.c or batch-single.c, chosen by configure */
+#define BATCH_MAX 64 /* datagrams one batch_send call may take */
+struct msghdr;
+int batch_send(int, const struct msghdr *, unsigned);
+int batch_recv(int, struct msghdr *, unsigned, size_t *);
+
 /* flow.c: the pump, and what its parts share */
 struct pollfd;
 enum pump_result flow_pump(struct flow *);
@@ -154,6 +160,12 @@ enum pump_result flow_stripe_pump(struct flow *);
 int flow_stripe_poll_events(const struct flow *, struct pollfd *);
 const char *flow_stripe_failure(const struct flow *, int *);
 void flow_stripe_free(struct flow *);
+int stripe_fail(struct flow *, int, int, const char *, ...) __attribute__((format(printf, 4, 5)));
+int stripe_socket_failed(struct flow *, int, const char *);
+
+/* flow-stripe-in.c */
+enum pump_result stripe_pump_receive(struct flow *);
+enum pump_result stripe_pump_drain(struct flow *);
 
 /* flow-setup.c */
 int flow_init(struct flow *, const struct flow_setup *, struct flow_stats *);

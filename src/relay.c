@@ -79,7 +79,8 @@ static void relay_flow_failed(struct relay *r, const struct flow *f)
 	if (stripe_why != NULL)
 		relay_fail(r, status, "%s", stripe_why);
 	else if (f->err == EPROTO && f->verify->why[0] != '\0')
-		relay_fail(r, EXIT_VERIFY, "%s", f->verify->why);
+		relay_fail(r, f->verify->why_status ? f->verify->why_status : EXIT_VERIFY, "%s",
+		           f->verify->why);
 	else if (f->kind == FLOW_SEND && !f->err_on_write)
 		relay_fail(r, EXIT_RUNTIME, "read stdin: %s", why);
 	else if (f->kind == FLOW_SEND && f->err == EMSGSIZE)

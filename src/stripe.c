@@ -1,7 +1,7 @@
 /*
  * stripe.c: -P, one stream over several TCP connections: the handshake that
- * ties the connections into one session, and the chunk header that lets the
- * receiver put the stream back in order (doc/stripe-protocol.md).
+ * ties the connections into one session (doc/stripe-protocol.md; the wire
+ * format is coded in stripe-wire.c).
  *
  * The receiver speaks first, on every connection it accepts: a plain peer
  * of a -P sender (nc, socat, fastcat without -P) never says that hello, so
@@ -22,70 +22,8 @@
 #include "fastcat.h"
 #include "stripe.h"
 
-static const char stripe_hello[STRIPE_HELLO_BYTES] = "FASTCAT-STRIPE1\n";
-static const unsigned char join_magic[4] = {'F', 'C', 'S', 'J'};
-
 /* Seconds a handshake may take without -w: a plain peer is told apart by saying nothing. */
 #define HANDSHAKE_PATIENCE 5.0
-
-static void put_be(unsigned char *p, uint64_t v, int bytes)
-{
-	for (int i = bytes - 1; i >= 0; i--, v >>= 8)
-		p[i] = (unsigned char)v;
-}
-
-static uint64_t get_be(const unsigned char *p, int bytes)
-{
-	uint64_t v = 0;
-
-	for (int i = 0; i < bytes; i++)
-		v = v << 8 | p[i];
-	return v;
-}
-
-void stripe_join_encode(unsigned char *p, const struct stripe_join *j)
-{
-	memset(p, 0, STRIPE_JOIN_BYTES);
-	memcpy(p, join_magic, sizeof join_magic);
-	p[4] = STRIPE_VERSION;
-	put_be(p + 6, j->count, 2);
-	put_be(p + 8, j->index, 2);
-	put_be(p + 12, j->session, 8);
-}
-
-/* 0, or -1 when the bytes are not a join this version knows (or its numbers make no sense). */
-int stripe_join_decode(const unsigned char *p, struct stripe_join *j)
-{
-	if (memcmp(p, join_magic, sizeof join_magic) != 0 || p[4] != STRIPE_VERSION)
-		return -1;
-	j->count = (unsigned)get_be(p + 6, 2);
-	j->index = (unsigned)get_be(p + 8, 2);
-	j->session = get_be(p + 12, 8);
-	return j->count >= 1 && j->count <= STRIPE_MAX && j->index < j->count ? 0 : -1;
-}
-
-void stripe_chunk_encode(unsigned char *p, const struct stripe_chunk *c)
-{
-	memset(p, 0, STRIPE_CHUNK_BYTES);
-	p[0] = (unsigned char)c->type;
-	put_be(p + 4, c->len, 4);
-	put_be(p + 8, c->offset, 8);
-}
-
-/* 0, or -1 for a header no sender writes. */
-int stripe_chunk_decode(const unsigned char *p, struct stripe_chunk *c)
-{
-	c->type = p[0];
-	c->len = (uint32_t)get_be(p + 4, 4);
-	c->offset = get_be(p + 8, 8);
-	if (p[1] != 0 || p[2] != 0 || p[3] != 0)
-		return -1;
-	if (c->type == STRIPE_END)
-		return c->len == 0 ? 0 : -1;
-	if (c->type != STRIPE_DATA || c->len == 0 || c->len > STRIPE_CHUNK_MAX)
-		return -1;
-	return c->offset <= UINT64_MAX - c->len ? 0 : -1;
-}
 
 static double handshake_patience(const struct config *cfg)
 {
@@ -150,11 +88,16 @@ static int join_one(const struct config *cfg, int fd, const struct stripe_join *
 	double deadline = clock_now() + handshake_patience(cfg);
 	size_t got = handshake_io(fd, hello, sizeof hello, 0, deadline);
 
-	if (got < sizeof hello || memcmp(hello, stripe_hello, sizeof hello) != 0) {
-		if (got > 0 && memcmp(hello, stripe_hello, got) != 0)
+	if (got < sizeof hello || stripe_hello_seen(hello, got) != 1) {
+		if (got > 0 && stripe_hello_seen(hello, got) < 0)
 			snprintf(err, errlen,
 			         "-P: %s is not a fastcat -P receiver: it sent other data "
 			         "first (give -l -P at the other end)",
+			         peer);
+		else if (errno == 0)
+			snprintf(err, errlen,
+			         "-P: %s is not a fastcat -P receiver: it ended its side "
+			         "without a stripe hello (give -l -P at the other end)",
 			         peer);
 		else if (errno == ETIMEDOUT)
 			snprintf(err, errlen,
@@ -290,7 +233,7 @@ static void joining_read(struct joining *s, size_t i)
 		return;
 	}
 	p->have += (size_t)n;
-	if (memcmp(p->join, join_magic, p->have < 4 ? p->have : 4) != 0)
+	if (!stripe_join_prefix(p->join, p->have))
 		joining_drop(s, i, "not a -P sender");
 	else if (p->have == sizeof p->join)
 		joining_decide(s, i);

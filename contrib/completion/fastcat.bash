@@ -47,6 +47,10 @@ _fastcat()
             # a SIZE (k/K/KiB, m/M/MiB, g/G/GiB suffixes): never a file
             return
             ;;
+        -P | --parallel)
+            COMPREPLY=($(compgen -W 'auto 2 4 8 16' -- "$cur"))
+            return
+            ;;
         -w | --timeout | -q | --bench-time | --unix-mode | --allow | --deny | \
             --interval | --size | --rate-limit)
             # seconds, an octal mode, a CIDR, a size or a rate: nothing to complete
@@ -63,13 +67,13 @@ _fastcat()
             --send-only --report --transport --dgram-size --no-dgram-eof
             --checksum --seq --verify --copy --bench --bench-time
             --bench-transports --bench-sizes --allow --deny --unix-mode
-            --progress --interval --size --rate-limit --rcvlowat'
+            --progress --interval --size --parallel --rate-limit --rcvlowat'
         COMPREPLY=($(compgen -W "$longopts" -- "$cur"))
         return
     fi
     if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W '-l -k -4 -6 -n -v -h -V -B -O -I -w -N -q -d
-            -u -U' -- "$cur"))
+            -u -U -P' -- "$cur"))
         return
     fi
 

@@ -10,7 +10,11 @@
  *       the encoder, checked against the decoder;
  *   int verify_ctl_decode(head, body, len, struct ctl *out)
  *       the control datagrams of --verify over udp/unix-dgram: 1, 0 (data)
- *       or -1; what decodes encodes back to the same bytes.
+ *       or -1; what decodes encodes back to the same bytes;
+ *   int stripe_join_decode(p, struct stripe_join *), stripe_chunk_decode(p,
+ *       struct stripe_chunk *), stripe_hello_seen(buf, len): -P's join,
+ *       chunk header and hello (src/stripe.c): what decodes encodes back to
+ *       the same bytes, within its bounds.
  *
  * Each call gets an exact-size heap copy, so ASan sees any read past len.
  * Besides not crashing, the answers must agree with each other:
@@ -24,8 +28,8 @@
  *     no longer input is the hello or a prefix of it; once it is the hello,
  *     no longer input is a mere prefix.
  *
- * Build: FUZZ_SRC_frame = src/verify.c src/digest.c (verify.c's
- * verify_conclude calls digest_final).
+ * Build: FUZZ_SRC_frame = src/verify.c src/digest.c src/log.c src/stripe.c ...
+ * (see Makefile.am; verify_conclude calls digest_final).
  */
 #include "config.h"
 
@@ -34,6 +38,7 @@
 #include <string.h>
 
 #include "fastcat.h"
+#include "stripe.h"
 #include "verify.h"
 
 #define PREFIXES 64 /* the prefixes tried: headers are shorter than this */
@@ -163,8 +168,40 @@ static void check_ctl(const uint8_t *data, size_t size)
 	free(body);
 }
 
+/* -P's join and chunk header: round trips and bounds; the hello: prefix rules. */
+static void check_stripe(const uint8_t *data, size_t size)
+{
+	unsigned char *buf = malloc(size ? size : 1), enc[STRIPE_JOIN_BYTES];
+	struct stripe_join j;
+	struct stripe_chunk c;
+	int h;
+
+	if (buf == NULL)
+		abort();
+	memcpy(buf, data, size);
+	if (size >= STRIPE_JOIN_BYTES && stripe_join_decode(buf, &j) == 0) {
+		CHECK(j.count >= 1 && j.count <= STRIPE_MAX && j.index < j.count,
+		      "join count %u index %u", j.count, j.index);
+		stripe_join_encode(enc, &j);
+		CHECK(memcmp(enc, buf, STRIPE_JOIN_BYTES) == 0, "a join encodes back differently");
+	}
+	if (size >= STRIPE_CHUNK_BYTES && stripe_chunk_decode(buf, &c) == 0) {
+		CHECK(c.type == STRIPE_END ? c.len == 0
+		                           : c.len >= 1 && c.len <= STRIPE_CHUNK_MAX &&
+		                                 c.offset <= UINT64_MAX - c.len,
+		      "chunk type 0x%02x len %u", (unsigned)c.type, (unsigned)c.len);
+		stripe_chunk_encode(enc, &c);
+		CHECK(memcmp(enc, buf, STRIPE_CHUNK_BYTES) == 0, "a chunk header encodes back differently");
+	}
+	h = stripe_hello_seen(buf, size);
+	CHECK(h >= -1 && h <= 1 && (size > 0 || h == 0), "hello %d at %zu bytes", h, size);
+	CHECK(h != 0 || size < STRIPE_HELLO_BYTES, "a prefix of %zu bytes", size);
+	free(buf);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	check_stripe(data, size);
 	check_decode(data, size);
 	check_hello(data, size);
 	check_ctl(data, size);

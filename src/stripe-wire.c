@@ -1,0 +1,88 @@
+/* stripe-wire.c: -P's wire format: the hello, the join and the chunk header, coded and checked. */
+#include "config.h"
+
+#include <string.h>
+
+#include "fastcat.h"
+#include "stripe.h"
+
+const char stripe_hello[STRIPE_HELLO_BYTES] = "FASTCAT-STRIPE1\n";
+static const unsigned char join_magic[4] = {'F', 'C', 'S', 'J'};
+
+static void put_be(unsigned char *p, uint64_t v, int bytes)
+{
+	for (int i = bytes - 1; i >= 0; i--, v >>= 8)
+		p[i] = (unsigned char)v;
+}
+
+static uint64_t get_be(const unsigned char *p, int bytes)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < bytes; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* The receiver's hello in buf? 1: all of it, 0: len bytes of its start, -1: no. */
+int stripe_hello_seen(const unsigned char *buf, size_t len)
+{
+	size_t n = len < STRIPE_HELLO_BYTES ? len : STRIPE_HELLO_BYTES;
+
+	if (memcmp(buf, stripe_hello, n) != 0)
+		return -1;
+	return n == STRIPE_HELLO_BYTES ? 1 : 0;
+}
+
+void stripe_join_encode(unsigned char *p, const struct stripe_join *j)
+{
+	memset(p, 0, STRIPE_JOIN_BYTES);
+	memcpy(p, join_magic, sizeof join_magic);
+	p[4] = STRIPE_VERSION;
+	put_be(p + 6, j->count, 2);
+	put_be(p + 8, j->index, 2);
+	put_be(p + 12, j->session, 8);
+}
+
+/* 0, or -1 when the bytes are not a join this version knows (or its numbers make no sense). */
+int stripe_join_decode(const unsigned char *p, struct stripe_join *j)
+{
+	static const unsigned char zero[4];
+
+	if (memcmp(p, join_magic, sizeof join_magic) != 0 || p[4] != STRIPE_VERSION || p[5] != 0 ||
+	    p[10] != 0 || p[11] != 0 || memcmp(p + 20, zero, sizeof zero) != 0)
+		return -1;
+	j->count = (unsigned)get_be(p + 6, 2);
+	j->index = (unsigned)get_be(p + 8, 2);
+	j->session = get_be(p + 12, 8);
+	return j->count >= 1 && j->count <= STRIPE_MAX && j->index < j->count ? 0 : -1;
+}
+
+void stripe_chunk_encode(unsigned char *p, const struct stripe_chunk *c)
+{
+	memset(p, 0, STRIPE_CHUNK_BYTES);
+	p[0] = (unsigned char)c->type;
+	put_be(p + 4, c->len, 4);
+	put_be(p + 8, c->offset, 8);
+}
+
+/* 0, or -1 for a header no sender writes. */
+int stripe_chunk_decode(const unsigned char *p, struct stripe_chunk *c)
+{
+	c->type = p[0];
+	c->len = (uint32_t)get_be(p + 4, 4);
+	c->offset = get_be(p + 8, 8);
+	if (p[1] != 0 || p[2] != 0 || p[3] != 0)
+		return -1;
+	if (c->type == STRIPE_END)
+		return c->len == 0 ? 0 : -1;
+	if (c->type != STRIPE_DATA || c->len == 0 || c->len > STRIPE_CHUNK_MAX)
+		return -1;
+	return c->offset <= UINT64_MAX - c->len ? 0 : -1;
+}
+
+/* The first bytes of a join? (so a stranger is refused at its first wrong byte) */
+int stripe_join_prefix(const unsigned char *p, size_t len)
+{
+	return memcmp(p, join_magic, len < sizeof join_magic ? len : sizeof join_magic) == 0;
+}

@@ -1,0 +1,173 @@
+#!/usr/bin/env bats
+# parallel.bats - -P N: one stream striped over N TCP connections, on loopback:
+# byte-exact from files and pipes, plain peers never get protocol bytes, a
+# stranger is refused while the session goes on, a lost connection ends both
+# ends with exit 5, and the usage errors. (The delayed, lossy lab runs are
+# in wanlab.bats.)
+
+load helpers
+
+setup_file() {
+  mkpayload "$BATS_FILE_TMPDIR/a.8M" $((8 * 1024 * 1024 + 7))
+  mkpayload "$BATS_FILE_TMPDIR/a.1M" 1048577
+}
+
+setup() { T=$BATS_TEST_TMPDIR; A=$BATS_FILE_TMPDIR/a.8M; }
+
+# pxfer N [sender options...]: A through a -l -P listener and a -P N sender; both exit 0.
+pxfer() {
+  local n=$1
+  shift
+  fc_listen L -P "$n" --report=json "$@"
+  run -0 --separate-stderr fcx "$A" "$T/c.out" -P "$n" --report=json "$@" 127.0.0.1 "$L_PORT"
+  printf '%s\n' "$stderr" >"$T/c.err"
+  listener_ok 30
+  assert_same_bytes "$A" "$T/L.out"
+  both_reports
+}
+
+@test "-P 2: byte-exact, both exit 0; the receiver reports every byte received, the sender every byte sent" {
+  pxfer 2
+  jq_is "$LJSON" .received.bytes $((8 * 1024 * 1024 + 7))
+  jq_is "$CJSON" .sent.bytes $((8 * 1024 * 1024 + 7))
+  jq_is "$CJSON" .received.bytes 0   # one way: the receiver sends nothing back
+  run -0 wc -c <"$T/c.out"
+  assert_output 0
+}
+
+@test "-P 8: byte-exact; -v names 8 connections and one session at both ends" {
+  fc_listen L -P 1
+  run -0 --separate-stderr fcx "$A" "$T/c.out" -v -P 8 127.0.0.1 "$L_PORT"
+  printf '%s\n' "$stderr" >"$T/c.err"
+  listener_ok 30
+  assert_same_bytes "$A" "$T/L.out"
+  local cs ls
+  cs=$(sed -n 's/^fastcat: -P: 8 connections to .*, session \([0-9a-f]*\)$/\1/p' "$T/c.err")
+  ls=$(sed -n 's/^fastcat: -P: 8 connections from .*, session \([0-9a-f]*\)$/\1/p' "$T/L.err")
+  [[ -n $cs && $cs == "$ls" ]] || fail "no common session id: sender '$cs', receiver '$ls'"
+}
+
+@test "-P 4 from a pipe, -B 16k: byte-exact; no read or write of the stream above 16 KiB plus a chunk header" {
+  fc_listen L -P 4 --report=json -B 16k
+  run -0 --separate-stderr bash -c 'cat "$1" | "$FASTCAT" -P 4 -B 16k --report=json 127.0.0.1 "$2"' _ "$A" "$L_PORT"
+  printf '%s\n' "$stderr" >"$T/c.err"
+  listener_ok 30
+  assert_same_bytes "$A" "$T/L.out"
+  both_reports
+  jq_true "$CJSON" '.sent.max_read <= 16384 and .sent.max_write <= 16384 + 16'
+  jq_true "$LJSON" '.received.max_write <= 16384'
+}
+
+@test "-P 3 --checksum at both ends: the same xxh64 of the whole stream" {
+  pxfer 3 --checksum
+  local s r
+  s=$(jq -r .sent.xxh64 <<<"$CJSON")
+  r=$(jq -r .received.xxh64 <<<"$LJSON")
+  [[ -n $s && $s == "$r" ]] || fail "sent $s, received $r"
+  need xxhsum
+  assert_equal "$s" "$(xxh64_of "$A")"
+}
+
+@test "-P 4 --rate-limit 2M: the total, not each connection, is limited (4 MiB take at least 1.5 s)" {
+  local t0 ms
+  A=$BATS_FILE_TMPDIR/a.1M
+  head -c 4M /dev/urandom >"$T/a4"
+  A=$T/a4
+  t0=$(now_us)
+  pxfer 4 --rate-limit 2M
+  ms=$(elapsed_ms "$t0")
+  ((ms >= 1500)) || fail "4 MiB at 2 MiB/s took only $ms ms"
+}
+
+@test "-P 2 and an empty stdin: both exit 0, nothing written" {
+  : >"$T/empty"
+  A=$T/empty
+  pxfer 2
+  jq_is "$LJSON" .received.bytes 0
+}
+
+@test "a -P sender facing nc.openbsd: exit 3 in -w, one line naming -l -P, not a byte in nc's output" {
+  need nc.openbsd
+  nc_listen N --out "$T/nc.out"
+  run -3 --separate-stderr fcx "$A" /dev/null -P 4 -w 1 127.0.0.1 "$N_PORT"
+  assert_equal "$stderr" "fastcat: -P: 127.0.0.1:$N_PORT is not a fastcat -P receiver: no stripe hello in 1 s (give -l -P at the other end)"
+  kill "$N_PID" 2>/dev/null || true
+  run -0 wc -c <"$T/nc.out"
+  assert_output 0
+}
+
+@test "a -P sender facing nc.openbsd that talks first: exit 3 at once, 'it sent other data first'" {
+  need nc.openbsd
+  printf 'hello from nc\n' >"$T/nc.in"
+  nc_listen N --in "$T/nc.in" --out "$T/nc.out"
+  run -3 --separate-stderr fcx "$A" /dev/null -P 4 127.0.0.1 "$N_PORT"
+  [[ $stderr == *"is not a fastcat -P receiver: it sent other data first"* ]] || fail "$stderr"
+  kill "$N_PID" 2>/dev/null || true
+  run -0 wc -c <"$T/nc.out"
+  assert_output 0
+}
+
+@test "a -P sender facing a plain fastcat listener: exit 3, the plain one writes nothing and does not exit 0" {
+  local rc
+  fc_listen L
+  run -3 --separate-stderr fcx "$A" /dev/null -P 4 -w 2 127.0.0.1 "$L_PORT"
+  [[ $stderr == *"is not a fastcat -P receiver"* ]] || fail "$stderr"
+  wait_exit rc "$L_PID" 10
+  ((rc != 0)) || fail "the plain listener exited 0 after a refused session"
+  run -0 wc -c <"$T/L.out"
+  assert_output 0
+}
+
+@test "a plain fastcat facing a -P listener: exit 3 naming -P, nothing on its stdout; the listener goes on and serves a -P sender" {
+  fc_listen L -P 2
+  printf 'plain data\n' >"$T/plain"
+  run -3 --separate-stderr fcx "$T/plain" "$T/p.out" 127.0.0.1 "$L_PORT"
+  assert_equal "$stderr" "fastcat: the peer is a fastcat -P receiver (one stream over several connections); give -P N at this end"
+  run -0 wc -c <"$T/p.out"
+  assert_output 0
+  run -0 fcx "$A" /dev/null -P 2 127.0.0.1 "$L_PORT"
+  listener_ok 30
+  assert_same_bytes "$A" "$T/L.out"
+}
+
+@test "a stranger connecting mid-session is refused; the session completes byte-exact" {
+  need nc.openbsd
+  fc_listen L -P 1
+  bg_start C "$A" "$T/c.out" "$FASTCAT" -P 4 --rate-limit 4M 127.0.0.1 "$L_PORT"
+  wait_for_line "$T/L.err" '-P: 4 connections from' "$L_PID" || fail "no session"
+  run nc.openbsd -N -w 2 127.0.0.1 "$L_PORT" </dev/null
+  ((status != 0)) || fail "the stranger's connect was not refused (nc exit 0)"
+  local rc
+  wait_exit rc "$C_PID" 30
+  assert_equal "sender exit $rc" "sender exit 0"
+  listener_ok 30
+  assert_same_bytes "$A" "$T/L.out"
+}
+
+@test "one connection reset mid-transfer: both ends exit 5 within -w, naming the connection; the receiver says how many bytes it delivered in order" {
+  need ss
+  local rc lrc sport
+  fc_listen L -P 1 -w 3
+  bg_start C "$A" "$T/c.out" "$FASTCAT" -P 4 --rate-limit 2M -w 3 127.0.0.1 "$L_PORT"
+  wait_for_line "$T/L.err" '-P: 4 connections from' "$L_PID" || fail "no session"
+  sleep 0.5
+  sport=$(ss -Htn state established "( dport = :$L_PORT )" | awk 'NR == 2 { n = split($3, a, ":"); print a[n] }')
+  [[ -n $sport ]] || fail "no second connection in ss"
+  ss -K state established "( sport = :$sport )" >/dev/null
+  wait_exit rc "$C_PID" 10
+  wait_exit lrc "$L_PID" 10
+  assert_equal "sender exit $rc, receiver exit $lrc" "sender exit 5, receiver exit 5"
+  grep -Eq '^fastcat: -P: connection [1-4] of 4: ' "$T/C.err" || fail "$(cat "$T/C.err")"
+  grep -Eq '^fastcat: -P: connection [1-4] of 4: .*; [0-9]+ bytes delivered in order$' "$T/L.err" || fail "$(cat "$T/L.err")"
+}
+
+@test "-P usage errors: exit 2, one line each" {
+  usage_err "fastcat: -P 0: connections must be 1 to 64, or auto" -P 0 127.0.0.1 1
+  usage_err "fastcat: -P 65: connections must be 1 to 64, or auto" -P 65 127.0.0.1 1
+  usage_err "fastcat: --parallel x: connections must be 1 to 64, or auto" --parallel x 127.0.0.1 1
+  usage_err "fastcat: -P needs --transport tcp" -P 2 -u 127.0.0.1 1
+  usage_err "fastcat: -P needs --transport tcp" -P 2 -U /tmp/x.sock
+  usage_err "fastcat: -P and -d: a striped session is one way, the sender's stdin to the receiver's stdout" -P 2 -d 127.0.0.1 1
+  usage_err "fastcat: -P and --verify: not supported yet (--checksum at both ends compares the digests)" -P 2 --verify 127.0.0.1 1
+  usage_err "fastcat: -P auto: not supported yet; give the number of connections" -P auto 127.0.0.1 1
+}
