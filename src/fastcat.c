@@ -15,11 +15,13 @@ static int session_run(const struct config *cfg, struct endpoint *ep)
 	memset(&s, 0, sizeof s);
 	s.cfg = cfg;
 	s.ep = ep;
-	s.verify.on = cfg->verify;
+	s.verify.on = cfg->verify && !cfg->parallel; /* -P verifies in its own end marks */
 	s.verify.datagram = cfg->verify && cfg->transport->connectionless;
 	s.sent.started = s.received.started = clock_now();
 	relay_run(&s, STDIN_FILENO, STDOUT_FILENO);
-	if (cfg->verify)
+	if (cfg->parallel)
+		stripe_conclude(&s);
+	else if (cfg->verify)
 		verify_conclude(&s);
 	if (cfg->seq && s.received.seq.lost > 0 && s.exit_status == EXIT_OK) {
 		s.exit_status =
@@ -38,7 +40,7 @@ static int session_run(const struct config *cfg, struct endpoint *ep)
 	 */
 	if (s.exit_status != EXIT_OK) {
 		log_error("%s", s.error);
-		if (!(cfg->verify && !s.verify.hello_seen))
+		if (!(s.verify.on && !s.verify.hello_seen))
 			endpoint_abort(cfg, ep);
 	}
 	endpoint_close(ep);

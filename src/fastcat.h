@@ -76,8 +76,7 @@ enum copy_method {
 #define BENCH_LINKS     7  /* --bench: pipe, memcpy, tcp, udp, unix, unix-dgram, unix-seqpacket */
 #define BENCH_SIZES_MAX 16 /* entries in --bench-sizes */
 
-/* -P: at most this many TCP connections carry one stream (stripe.c). */
-#define STRIPE_MAX 64
+#define STRIPE_MAX 64 /* -P: at most this many TCP connections carry one stream (stripe.c) */
 
 /* --allow/--deny: at most this many rules, together (no allocation). */
 #define ACL_MAX 64
@@ -287,6 +286,7 @@ void endpoint_refuse(int);
 /* stripe.c */
 int stripe_connect(const struct config *, struct endpoint *, char *, size_t);
 int stripe_accept(const struct config *, struct listener *, struct endpoint *, char *, size_t);
+void stripe_conclude(struct session *);
 
 /* listener.c */
 int listener_open(const struct config *, struct listener *, char *, size_t);

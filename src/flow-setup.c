@@ -105,7 +105,7 @@ int flow_init(struct flow *f, const struct flow_setup *setup, struct flow_stats 
 	if (!f->enabled)
 		return 0;
 	if (setup->nnet > 0) /* -P: chunks of its own, no stream buffer */
-		return flow_stripe_init(f, setup->nnet);
+		return flow_stripe_init(f, setup->nnet, cfg->verify);
 	/* Splice needs the buffer only to fall back; untouched, it costs no memory. */
 	if (iobuf_init(&f->buf, flow_capacity(f)) != 0)
 		return -1;

@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "compat.h"
 #include "fastcat.h"
 #include "flow.h"
 #include "stripe.h"
@@ -48,6 +49,38 @@ static int stripe_hold(struct flow *f, unsigned i, struct held *h)
 	return 0;
 }
 
+/* Connection i's END, trailer and all: every connection's must say the same. */
+static int stripe_end_mark(struct flow *f, unsigned i, const struct stripe_chunk *ch)
+{
+	struct stripe_flow *s = f->stripe;
+	struct in_conn *c = &s->in[i];
+	uint64_t digest = stripe_trailer_get(c->hdr + STRIPE_CHUNK_BYTES);
+
+	if (ch->count != s->n)
+		return stripe_fail(f, (int)i, EXIT_PEER, "an end mark for %u connections, not %u",
+		                   ch->count, s->n);
+	if (s->ended > 0 &&
+	    (ch->offset != s->total || ch->flags != s->end_flags || digest != s->end_digest))
+		return stripe_fail(f, (int)i, EXIT_PEER, "end marks disagree (%llu, %llu bytes)",
+		                   (unsigned long long)ch->offset, (unsigned long long)s->total);
+	s->total = ch->offset;
+	s->end_flags = ch->flags;
+	s->end_digest = digest;
+	s->ended++;
+	c->ended = 1;
+	c->have = 0;
+	return 0;
+}
+
+/* How many header bytes connection i still needs: an END or VERDICT carries a trailer. */
+static size_t stripe_header_want(const struct in_conn *c)
+{
+	int trailer = c->have >= STRIPE_CHUNK_BYTES &&
+	              (c->hdr[0] == STRIPE_END || c->hdr[0] == STRIPE_VERDICT);
+
+	return STRIPE_CHUNK_BYTES + (trailer ? STRIPE_TRAILER_BYTES : 0) - c->have;
+}
+
 /* A whole header from connection i: its END, or room for the payload (or a wait for room). */
 static int stripe_header(struct flow *f, unsigned i)
 {
@@ -55,19 +88,10 @@ static int stripe_header(struct flow *f, unsigned i)
 	struct in_conn *c = &s->in[i];
 	struct stripe_chunk ch;
 
-	if (stripe_chunk_decode(c->hdr, &ch) != 0 || c->ended)
+	if (stripe_chunk_decode(c->hdr, &ch) != 0 || c->ended || ch.type == STRIPE_VERDICT)
 		return stripe_fail(f, (int)i, EXIT_PEER, "a malformed chunk header");
-	if (ch.type == STRIPE_END) {
-		if (s->ended > 0 && ch.offset != s->total)
-			return stripe_fail(
-			    f, (int)i, EXIT_PEER, "end marks disagree (%llu, %llu bytes)",
-			    (unsigned long long)ch.offset, (unsigned long long)s->total);
-		s->total = ch.offset;
-		s->ended++;
-		c->ended = 1;
-		c->have = 0;
-		return 0;
-	}
+	if (ch.type == STRIPE_END)
+		return stripe_end_mark(f, i, &ch);
 	if (ch.offset < s->offset)
 		return stripe_fail(f, (int)i, EXIT_PEER, "a chunk at offset %llu came twice",
 		                   (unsigned long long)ch.offset);
@@ -92,7 +116,7 @@ static int stripe_recv(struct flow *f, unsigned i)
 	struct in_conn *c = &s->in[i];
 	struct held *h = c->chunk;
 	unsigned char *to = h ? h->data + h->got : c->hdr + c->have;
-	size_t want = h ? h->len - h->got : STRIPE_CHUNK_BYTES - c->have;
+	size_t want = h ? h->len - h->got : stripe_header_want(c);
 	ssize_t n;
 
 	if (h == NULL && want == 0) /* a header that waited for room: decide again */
@@ -116,7 +140,7 @@ static int stripe_recv(struct flow *f, unsigned i)
 	flow_count_read(f, (size_t)n);
 	if (h == NULL) {
 		c->have += (size_t)n;
-		return c->have == STRIPE_CHUNK_BYTES && stripe_header(f, i) < 0 ? -1 : 1;
+		return stripe_header_want(c) == 0 && stripe_header(f, i) < 0 ? -1 : 1;
 	}
 	h->got += (size_t)n;
 	if (h->got < h->len)
@@ -166,6 +190,28 @@ static int stripe_write(struct flow *f)
 	return 1;
 }
 
+/*
+ * The sender asked (--verify): on connection 0, what we wrote and its XXH64;
+ * the sender compares. The END's XXH64 goes to the session for
+ * stripe_conclude. A socket with nothing else to send takes the 24 bytes.
+ */
+static int stripe_send_verdict(struct flow *f)
+{
+	struct stripe_flow *s = f->stripe;
+	unsigned char v[STRIPE_CHUNK_BYTES + STRIPE_TRAILER_BYTES];
+	uint64_t digest = digest_final(&f->stats->digest);
+
+	f->verify->end_seen = 1;
+	f->verify->peer_bytes = s->total;
+	f->verify->peer_digest = s->end_digest;
+	stripe_chunk_encode(
+	    v, &(struct stripe_chunk){STRIPE_VERDICT, 0, 0, STRIPE_TRAILER_BYTES, s->offset});
+	stripe_trailer_put(v + STRIPE_CHUNK_BYTES, digest);
+	if (send(f->net.fd[0], v, sizeof v, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof v)
+		return stripe_socket_failed(f, 0, "send the verdict");
+	return 0;
+}
+
 /* Every connection ended and closed: the stream is whole, or the peer's END lied. */
 static enum pump_result stripe_finish(struct flow *f)
 {
@@ -177,6 +223,8 @@ static enum pump_result stripe_finish(struct flow *f)
 		            (unsigned long long)s->total, (unsigned long long)s->offset);
 		return PUMP_FAILED;
 	}
+	if (s->end_flags & STRIPE_HAS_DIGEST && stripe_send_verdict(f) < 0)
+		return PUMP_FAILED;
 	return flow_finish(f) < 0 ? PUMP_FAILED : PUMP_FINISHED;
 }
 
@@ -207,6 +255,30 @@ enum pump_result stripe_pump_receive(struct flow *f)
 	return PUMP_BUDGET_USED;
 }
 
+/*
+ * The sender's side: the receiver sends nothing but, when --verify asked
+ * for it, its VERDICT on connection 0, kept for stripe_conclude.
+ */
+static int stripe_take_verdict(struct flow *f, size_t n)
+{
+	struct in_conn *c = &f->stripe->in[0];
+	size_t take = sizeof c->hdr - c->have < n ? sizeof c->hdr - c->have : n;
+	struct stripe_chunk ch;
+
+	if (f->verify->verdict_seen || take < n)
+		return stripe_fail(f, 0, EXIT_PEER, "data from the receiver, which sends none");
+	memcpy(c->hdr + c->have, f->stripe->scratch, take);
+	c->have += take;
+	if (c->have < sizeof c->hdr)
+		return 0;
+	if (stripe_chunk_decode(c->hdr, &ch) != 0 || ch.type != STRIPE_VERDICT)
+		return stripe_fail(f, 0, EXIT_PEER, "a malformed verdict");
+	f->verify->verdict_seen = 1;
+	f->verify->confirmed_bytes = ch.offset;
+	f->verify->confirmed_digest = stripe_trailer_get(c->hdr + STRIPE_CHUNK_BYTES);
+	return 0;
+}
+
 /* The sender's receiving side: the receiver sends nothing; its EOF (or reset) is what counts. */
 enum pump_result stripe_pump_drain(struct flow *f)
 {
@@ -222,7 +294,11 @@ enum pump_result stripe_pump_drain(struct flow *f)
 				continue;
 			n = recv(f->net.fd[i], s->scratch, 4096, 0);
 			switch (io_result(n)) {
-			case IO_MOVED: moved = 1; break; /* not ours to write: -P is one way */
+			case IO_MOVED:
+				if (i == 0 && stripe_take_verdict(f, (size_t)n) < 0)
+					return PUMP_FAILED;
+				moved = 1;
+				break;
 			case IO_END:
 				s->in[i].eof = 1;
 				s->eofs++;

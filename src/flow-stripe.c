@@ -102,7 +102,8 @@ static int stripe_read(struct flow *f, unsigned i)
 	case IO_INTERRUPTED: return 0;
 	case IO_FAILED: flow_failed(f, 0, errno); return -1;
 	}
-	stripe_chunk_encode(o->buf, &(struct stripe_chunk){STRIPE_DATA, (uint32_t)n, s->offset});
+	stripe_chunk_encode(o->buf,
+	                    &(struct stripe_chunk){STRIPE_DATA, 0, 0, (uint32_t)n, s->offset});
 	if (f->checksum)
 		digest_update(&f->stats->digest, o->buf + STRIPE_CHUNK_BYTES, (size_t)n);
 	if (f->limited)
@@ -147,8 +148,13 @@ static int stripe_end(struct flow *f, unsigned i)
 	if (o->shut || o->sent < o->len)
 		return 0;
 	if (!o->end_queued) {
-		stripe_chunk_encode(o->buf, &(struct stripe_chunk){STRIPE_END, 0, s->offset});
-		o->len = STRIPE_CHUNK_BYTES;
+		struct stripe_chunk end = {STRIPE_END, s->verify ? STRIPE_HAS_DIGEST : 0, s->n,
+		                           STRIPE_TRAILER_BYTES, s->offset};
+
+		stripe_chunk_encode(o->buf, &end);
+		stripe_trailer_put(o->buf + STRIPE_CHUNK_BYTES,
+		                   s->verify ? digest_final(&f->stats->digest) : 0);
+		o->len = STRIPE_CHUNK_BYTES + STRIPE_TRAILER_BYTES;
 		o->sent = 0;
 		o->end_queued = 1;
 		return 1;
@@ -238,21 +244,25 @@ const char *flow_stripe_failure(const struct flow *f, int *status)
 }
 
 /* The state of a striped flow over n connections. 0, or -1 when memory runs out. */
-int flow_stripe_init(struct flow *f, unsigned n)
+int flow_stripe_init(struct flow *f, unsigned n, int verify)
 {
 	struct stripe_flow *s = calloc(1, sizeof *s);
+	size_t room = f->read_size > STRIPE_TRAILER_BYTES ? f->read_size : STRIPE_TRAILER_BYTES;
 
 	if (s == NULL)
 		return -1;
 	f->stripe = s;
 	s->n = n;
 	s->failed_conn = -1;
+	s->verify = verify;
+	/* the receiver always digests what it writes: a sender's --verify asks at the end */
+	f->checksum |= f->kind == FLOW_RECEIVE && !f->discard;
 	if (f->kind == FLOW_RECEIVE && f->discard) {
 		s->scratch = malloc(4096);
 		return s->scratch != NULL ? 0 : -1;
 	}
 	for (unsigned i = 0; f->kind == FLOW_SEND && i < n; i++)
-		if ((s->out[i].buf = malloc(STRIPE_CHUNK_BYTES + f->read_size)) == NULL)
+		if ((s->out[i].buf = malloc(STRIPE_CHUNK_BYTES + room)) == NULL)
 			return -1;
 	return 0;
 }

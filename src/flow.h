@@ -155,7 +155,7 @@ void flow_count_write(struct flow *, uint64_t, size_t);
 int flow_finish(struct flow *);
 
 /* flow-stripe.c */
-int flow_stripe_init(struct flow *, unsigned);
+int flow_stripe_init(struct flow *, unsigned, int);
 enum pump_result flow_stripe_pump(struct flow *);
 int flow_stripe_poll_events(const struct flow *, struct pollfd *);
 const char *flow_stripe_failure(const struct flow *, int *);

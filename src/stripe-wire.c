@@ -62,6 +62,8 @@ void stripe_chunk_encode(unsigned char *p, const struct stripe_chunk *c)
 {
 	memset(p, 0, STRIPE_CHUNK_BYTES);
 	p[0] = (unsigned char)c->type;
+	p[1] = (unsigned char)c->flags;
+	put_be(p + 2, c->count, 2);
 	put_be(p + 4, c->len, 4);
 	put_be(p + 8, c->offset, 8);
 }
@@ -70,15 +72,35 @@ void stripe_chunk_encode(unsigned char *p, const struct stripe_chunk *c)
 int stripe_chunk_decode(const unsigned char *p, struct stripe_chunk *c)
 {
 	c->type = p[0];
+	c->flags = p[1];
+	c->count = (unsigned)get_be(p + 2, 2);
 	c->len = (uint32_t)get_be(p + 4, 4);
 	c->offset = get_be(p + 8, 8);
-	if (p[1] != 0 || p[2] != 0 || p[3] != 0)
-		return -1;
-	if (c->type == STRIPE_END)
-		return c->len == 0 ? 0 : -1;
-	if (c->type != STRIPE_DATA || c->len == 0 || c->len > STRIPE_CHUNK_MAX)
-		return -1;
-	return c->offset <= UINT64_MAX - c->len ? 0 : -1;
+	switch (c->type) {
+	case STRIPE_END:
+		return c->len == STRIPE_TRAILER_BYTES && (c->flags & ~STRIPE_HAS_DIGEST) == 0 &&
+		               c->count >= 1 && c->count <= STRIPE_MAX
+		           ? 0
+		           : -1;
+	case STRIPE_VERDICT:
+		return c->len == STRIPE_TRAILER_BYTES && c->flags == 0 && c->count == 0 ? 0 : -1;
+	case STRIPE_DATA:
+		if (c->flags != 0 || c->count != 0 || c->len == 0 || c->len > STRIPE_CHUNK_MAX)
+			return -1;
+		return c->offset <= UINT64_MAX - c->len ? 0 : -1;
+	default: return -1;
+	}
+}
+
+/* An END's or VERDICT's XXH64, after its header. */
+void stripe_trailer_put(unsigned char *p, uint64_t digest)
+{
+	put_be(p, digest, 8);
+}
+
+uint64_t stripe_trailer_get(const unsigned char *p)
+{
+	return get_be(p, 8);
 }
 
 /* The first bytes of a join? (so a stranger is refused at its first wrong byte) */

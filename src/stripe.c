@@ -337,3 +337,44 @@ int stripe_accept(const struct config *cfg, struct listener *l, struct endpoint 
 			endpoint_refuse(ep->stripe[i]);
 	return rc;
 }
+
+/*
+ * After a striped session: --verify's answer. The sender compares the
+ * receiver's VERDICT with what it sent; the receiver, whenever the sender's
+ * END carried the stream's XXH64, compares it with what it wrote. A failure
+ * the relay already reported stands.
+ */
+void stripe_conclude(struct session *s)
+{
+	struct verify *v = &s->verify;
+	const struct flow_stats *mine = s->cfg->listen ? &s->received : &s->sent;
+	uint64_t bytes = mine->bytes, digest = digest_final(&mine->digest);
+
+	if (s->exit_status != EXIT_OK || (!s->cfg->verify && !v->end_seen))
+		return;
+	if (s->cfg->listen && !v->end_seen)
+		s->exit_status = log_format(s->error, sizeof s->error, EXIT_VERIFY,
+		                            "-P --verify: the sender did not ask for --verify "
+		                            "(give --verify at both ends)");
+	else if (s->cfg->listen && (v->peer_bytes != bytes || v->peer_digest != digest))
+		s->exit_status = log_format(s->error, sizeof s->error, EXIT_VERIFY,
+		                            "--verify: wrote %llu bytes (xxh64 %016llx) but the "
+		                            "sender sent %llu (xxh64 %016llx)",
+		                            (unsigned long long)bytes, (unsigned long long)digest,
+		                            (unsigned long long)v->peer_bytes,
+		                            (unsigned long long)v->peer_digest);
+	else if (!s->cfg->listen && !v->verdict_seen)
+		s->exit_status = log_format(s->error, sizeof s->error, EXIT_PEER,
+		                            "--verify: the receiver closed without confirming the "
+		                            "%llu bytes sent",
+		                            (unsigned long long)bytes);
+	else if (!s->cfg->listen && (v->confirmed_bytes != bytes || v->confirmed_digest != digest))
+		s->exit_status = log_format(s->error, sizeof s->error, EXIT_VERIFY,
+		                            "--verify: sent %llu bytes (xxh64 %016llx) but the "
+		                            "receiver wrote %llu (xxh64 %016llx)",
+		                            (unsigned long long)bytes, (unsigned long long)digest,
+		                            (unsigned long long)v->confirmed_bytes,
+		                            (unsigned long long)v->confirmed_digest);
+	else
+		v->verified = 1;
+}

@@ -15,9 +15,13 @@
 #define STRIPE_CHUNK_BYTES 16 /* type, 3 zero bytes, length, stream offset (big-endian) */
 #define STRIPE_CHUNK_MAX   CHUNK_MAX
 
+#define STRIPE_TRAILER_BYTES 8 /* an END's or VERDICT's payload: an XXH64 */
+#define STRIPE_HAS_DIGEST    1 /* END flag: the XXH64 is of the whole stream (--verify) */
+
 enum stripe_type {
-	STRIPE_DATA = 'D', /* len bytes of the stream, starting at offset */
-	STRIPE_END = 'E',  /* no more on this connection; the stream is offset bytes long */
+	STRIPE_DATA = 'D',    /* len bytes of the stream, starting at offset */
+	STRIPE_END = 'E',     /* no more on this connection; the stream is offset bytes long */
+	STRIPE_VERDICT = 'V', /* receiver -> sender, on connection 0: offset bytes written */
 };
 
 /* The sender's first bytes on each connection: which session, and which of its connections. */
@@ -29,8 +33,10 @@ struct stripe_join {
 
 struct stripe_chunk {
 	int type;
-	uint32_t len;
-	uint64_t offset;
+	int flags;       /* END: STRIPE_HAS_DIGEST */
+	unsigned count;  /* END: the session's connections */
+	uint32_t len;    /* DATA: payload bytes; END, VERDICT: STRIPE_TRAILER_BYTES */
+	uint64_t offset; /* DATA: of its first byte; END: the stream's length; VERDICT: written */
 };
 
 /* stripe-wire.c */
@@ -41,6 +47,8 @@ void stripe_join_encode(unsigned char *, const struct stripe_join *);
 int stripe_join_decode(const unsigned char *, struct stripe_join *);
 void stripe_chunk_encode(unsigned char *, const struct stripe_chunk *);
 int stripe_chunk_decode(const unsigned char *, struct stripe_chunk *);
+void stripe_trailer_put(unsigned char *, uint64_t);
+uint64_t stripe_trailer_get(const unsigned char *);
 
 /* The state of a striped flow (flow-stripe.c, flow-stripe-in.c). */
 /*
@@ -69,8 +77,8 @@ struct out_conn {
 
 /* Receiving: where one connection's stream of chunks stands. */
 struct in_conn {
-	unsigned char hdr[STRIPE_CHUNK_BYTES];
-	size_t have;        /* header bytes read */
+	unsigned char hdr[STRIPE_CHUNK_BYTES + STRIPE_TRAILER_BYTES];
+	size_t have;        /* header bytes read (and an END's or VERDICT's trailer) */
 	struct held *chunk; /* the payload being read; NULL: a header comes next */
 	int ended;          /* its END came */
 	int eof;            /* its EOF came */
@@ -91,6 +99,9 @@ struct stripe_flow {
 	int status;             /* ... the exit status it means */
 	char why[200];          /* ... and what to say */
 	unsigned char *scratch; /* draining: what a receiver should not have sent */
+	int verify;             /* sending: --verify, the END carries the stream's XXH64 */
+	int end_flags;          /* receiving: the ENDs' flags ... */
+	uint64_t end_digest;    /* ... and XXH64 */
 };
 
 #endif

@@ -68,6 +68,30 @@ pxfer() {
   assert_equal "$s" "$(xxh64_of "$A")"
 }
 
+@test "-P 4 --verify at both ends: byte-exact, both verified (the receiver's verdict matches what was sent)" {
+  pxfer 4 --verify
+  jq_is "$CJSON" .verified true
+  jq_is "$LJSON" .verified true
+  jq_is "$CJSON" .exit_status 0
+}
+
+@test "-P 2: --verify at the sender only: the receiver checks the END's digest and answers; both exit 0" {
+  fc_listen L -P 2
+  run -0 fcx "$A" /dev/null -P 2 --verify --report=json 127.0.0.1 "$L_PORT"
+  listener_ok 30
+  assert_same_bytes "$A" "$T/L.out"
+}
+
+@test "-P 2: --verify at the receiver only: it exits 6 saying the sender did not ask; the sender exits 5" {
+  local rc
+  fc_listen L -P 2 --verify
+  run -5 --separate-stderr fcx "$A" /dev/null -P 2 127.0.0.1 "$L_PORT"
+  wait_exit rc "$L_PID" 30
+  assert_equal "listener exit $rc" "listener exit 6"
+  grep -Fxq 'fastcat: -P --verify: the sender did not ask for --verify (give --verify at both ends)' "$T/L.err" ||
+    fail "$(cat "$T/L.err")"
+}
+
 @test "-P 4 --rate-limit 2M: the total, not each connection, is limited (4 MiB take at least 1.5 s)" {
   local t0 ms
   A=$BATS_FILE_TMPDIR/a.1M
@@ -168,6 +192,5 @@ pxfer() {
   usage_err "fastcat: -P needs --transport tcp" -P 2 -u 127.0.0.1 1
   usage_err "fastcat: -P needs --transport tcp" -P 2 -U /tmp/x.sock
   usage_err "fastcat: -P and -d: a striped session is one way, the sender's stdin to the receiver's stdout" -P 2 -d 127.0.0.1 1
-  usage_err "fastcat: -P and --verify: not supported yet (--checksum at both ends compares the digests)" -P 2 --verify 127.0.0.1 1
   usage_err "fastcat: -P auto: not supported yet; give the number of connections" -P auto 127.0.0.1 1
 }
