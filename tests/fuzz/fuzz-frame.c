@@ -186,12 +186,15 @@ static void check_stripe(const uint8_t *data, size_t size)
 		CHECK(memcmp(enc, buf, STRIPE_JOIN_BYTES) == 0, "a join encodes back differently");
 	}
 	if (size >= STRIPE_CHUNK_BYTES && stripe_chunk_decode(buf, &c) == 0) {
-		CHECK(c.type == STRIPE_END ? c.len == 0
-		                           : c.len >= 1 && c.len <= STRIPE_CHUNK_MAX &&
-		                                 c.offset <= UINT64_MAX - c.len,
+		CHECK(c.type == STRIPE_DATA
+		          ? c.len >= 1 && c.len <= STRIPE_CHUNK_MAX &&
+		                c.offset <= UINT64_MAX - c.len
+		          : (c.type == STRIPE_END || c.type == STRIPE_VERDICT) &&
+		                c.len == STRIPE_TRAILER_BYTES && c.count <= STRIPE_MAX,
 		      "chunk type 0x%02x len %u", (unsigned)c.type, (unsigned)c.len);
 		stripe_chunk_encode(enc, &c);
-		CHECK(memcmp(enc, buf, STRIPE_CHUNK_BYTES) == 0, "a chunk header encodes back differently");
+		CHECK(memcmp(enc, buf, STRIPE_CHUNK_BYTES) == 0,
+		      "a chunk header encodes back differently");
 	}
 	h = stripe_hello_seen(buf, size);
 	CHECK(h >= -1 && h <= 1 && (size > 0 || h == 0), "hello %d at %zu bytes", h, size);
