@@ -103,6 +103,21 @@ pxfer() {
   ((ms >= 1500)) || fail "4 MiB at 2 MiB/s took only $ms ms"
 }
 
+@test "-P 8 into a slow stdout: the receiver's reorder memory holds, RSS under 64 MiB; byte-exact" {
+  need pv
+  [[ -x /usr/bin/time ]] || skip "GNU time (/usr/bin/time) not installed"
+  head -c 96M /dev/urandom >"$T/big"
+  bg_listen L /dev/null /dev/null 'listening on .*:([0-9]+)$' \
+    bash -c '/usr/bin/time -f "rss %M KiB" -o "$1/rss" "$FASTCAT" -v -l -P 1 127.0.0.1 0 | pv -q -L 40m >"$1/L.out"' _ "$T"
+  run -0 fcx "$T/big" /dev/null -P 8 127.0.0.1 "$L_PORT"
+  listener_ok 60
+  assert_same_bytes "$T/big" "$T/L.out"
+  local kib
+  kib=$(sed -n 's/^rss \([0-9]*\) KiB$/\1/p' "$T/rss")
+  [[ -n $kib ]] || fail "no RSS: $(cat "$T/rss")"
+  ((kib <= 64 * 1024)) || fail "receiver RSS $kib KiB"
+}
+
 @test "-P 2 and an empty stdin: both exit 0, nothing written" {
   : >"$T/empty"
   A=$T/empty
