@@ -113,6 +113,8 @@ pxfer() {
   listener_ok 60
   assert_same_bytes "$T/big" "$T/L.out"
   local kib
+  # under ASan the RSS is its shadow and quarantine more than fastcat's memory
+  ldd "$FASTCAT" 2>/dev/null | grep -q libasan && return 0
   kib=$(sed -n 's/^rss \([0-9]*\) KiB$/\1/p' "$T/rss")
   [[ -n $kib ]] || fail "no RSS: $(cat "$T/rss")"
   ((kib <= 64 * 1024)) || fail "receiver RSS $kib KiB"
