@@ -129,6 +129,8 @@ struct config {
 	mode_t unix_mode;  /* --unix-mode: a Unix listener's socket file mode (default 0600) */
 	uint64_t rate_limit; /* --rate-limit: bytes per second, each direction; 0 = unlimited */
 	size_t rcvlowat;     /* --rcvlowat: wake per this many bytes while data queues, 0 = off */
+	const char
+	    *congestion; /* --congestion: TCP_CONGESTION before connect/listen, NULL = default */
 	enum copy_mode copy;
 	enum report_format report;
 	int progress;     /* --progress: a live line on stderr, when it is a terminal */
@@ -178,6 +180,27 @@ struct flow_stats {
 	size_t write_size;     /* ... (flow-setup.c: transport, datagram and pipe limits) */
 };
 
+/*
+ * What TCP_INFO said about one connection when it was last read (tcpinfo-linux.c): once per
+ * report and at the end, never per chunk. A figure this kernel or the build's <linux/tcp.h> does
+ * not give is NAN (the JSON report prints null). Rates are bits per second.
+ */
+struct tcp_stats {
+	int valid;                /* TCP_INFO answered at least once */
+	double rtt_ms;            /* smoothed round-trip time */
+	double min_rtt_ms;        /* the lowest RTT seen (Linux >= 4.6) */
+	double rttvar_ms;         /* the RTT's mean deviation */
+	double cwnd_bytes;        /* congestion window: snd_cwnd segments x snd_mss */
+	double mss;               /* snd_mss: bytes a segment */
+	double retransmits;       /* segments sent again, all told (tcpi_total_retrans) */
+	double delivery_rate_bps; /* the kernel's latest goodput estimate (>= 4.9) */
+	double pacing_rate_bps;   /* NAN too while the kernel does not pace (~0) */
+	double busy_s;            /* seconds with data to send (>= 4.10) ... */
+	double rwnd_limited_s;    /* ... of them held back by the peer's receive window */
+	double sndbuf_limited_s;  /* ... of them held back by our send buffer */
+	char congestion[16];      /* TCP_CONGESTION read back; "" = unknown */
+};
+
 /* A connected socket and what is known about it. */
 struct endpoint {
 	int fd;
@@ -207,6 +230,7 @@ struct session {
 	struct flow_stats received; /* socket -> stdout */
 	size_t receive_buffer;      /* bytes one receive can take (for the truncation warning) */
 	struct verify verify;       /* --verify: what the peer said */
+	struct tcp_stats tcp;       /* tcp: TCP_INFO at the last report (report.c reads it) */
 	int exit_status;
 	char error[256]; /* the one-line reason, empty on success */
 };
@@ -304,7 +328,7 @@ void options_usage(void);
 void relay_run(struct session *, int, int);
 
 /* report.c */
-void report_print(const struct session *, int);
+void report_print(struct session *, int);
 void report_json_string(char *, size_t, const char *);
 
 /* signals.c */
@@ -317,6 +341,12 @@ const char *signals_stop_name(void);
 int sock_open(const struct config *, int, char *, size_t);
 int sock_set_nonblock(int, int);
 void sock_read_buffers(int, int *, int *);
+
+/* tcpinfo-linux.c or tcpinfo-none.c, chosen by configure */
+int tcpinfo_read(int, struct tcp_stats *);
+int tcpinfo_set_congestion(int, const char *);
+int tcpinfo_congestion_check(const char *, char *, size_t);
+int tcpinfo_sysctl(const char *, char *, size_t);
 
 /* transport.c */
 const struct transport *transport_find(const char *);
