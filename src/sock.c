@@ -1,4 +1,5 @@
-/* sock.c: socket creation with the buffer sizes applied before connect/listen, and read back. */
+/* sock.c: socket creation with the buffer sizes and the congestion control applied before
+ * connect/listen, and read back. */
 #include "config.h"
 
 #include <errno.h>
@@ -22,9 +23,34 @@ static int sock_set_buffer(int fd, int opt, int bytes, const char *name, char *e
 }
 
 /*
- * A new close-on-exec socket of the configured transport with SO_SNDBUF and
- * SO_RCVBUF already set: TCP fixes its window scale at the handshake, so the
- * buffers must be in place before connect() or listen(). Returns the fd or -1.
+ * --congestion: an algorithm the kernel has (options_check tried it) but does not allow this
+ * user (net.ipv4.tcp_allowed_congestion_control, or CAP_NET_ADMIN) fails here.
+ */
+static int sock_set_congestion(int fd, const char *name, char *err, size_t errlen)
+{
+	char allowed[256];
+
+	if (name == NULL || tcpinfo_set_congestion(fd, name) == 0)
+		return 0;
+	if (errno != EPERM) {
+		snprintf(err, errlen, "--congestion %s: setsockopt TCP_CONGESTION: %s", name,
+		         strerror(errno));
+		return -1;
+	}
+	if (tcpinfo_sysctl("net.ipv4.tcp_allowed_congestion_control", allowed, sizeof allowed) != 0)
+		snprintf(allowed, sizeof allowed, "unknown");
+	snprintf(err, errlen,
+	         "--congestion %s: not allowed without CAP_NET_ADMIN "
+	         "(net.ipv4.tcp_allowed_congestion_control: %s)",
+	         name, allowed);
+	return -1;
+}
+
+/*
+ * A new close-on-exec socket of the configured transport with SO_SNDBUF,
+ * SO_RCVBUF and TCP_CONGESTION already set: TCP fixes its window scale at the
+ * handshake, and an accepted socket inherits the listener's congestion control,
+ * so they must be in place before connect() or listen(). Returns the fd or -1.
  */
 int sock_open(const struct config *cfg, int family, char *err, size_t errlen)
 {
@@ -38,7 +64,8 @@ int sock_open(const struct config *cfg, int family, char *err, size_t errlen)
 	fcntl(fd, F_SETFD, FD_CLOEXEC);
 	if (sock_set_buffer(fd, SO_SNDBUF, cfg->sndbuf, "SO_SNDBUF", err, errlen) < 0 ||
 	    sock_set_buffer(fd, SO_RCVBUF, cfg->rcvbuf ? cfg->rcvbuf : t->default_rcvbuf,
-	                    "SO_RCVBUF", err, errlen) < 0) {
+	                    "SO_RCVBUF", err, errlen) < 0 ||
+	    sock_set_congestion(fd, cfg->congestion, err, errlen) < 0) {
 		close(fd);
 		return -1;
 	}
