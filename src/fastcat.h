@@ -297,6 +297,25 @@ uint64_t digest_final(const struct digest *);
 void seqtrack_init(struct seqtrack *);
 void seqtrack_add(struct seqtrack *, uint64_t);
 
+/* hint.c: what limited a transfer, from its TCP figures (pure, unit-tested) */
+enum hint {
+	HINT_NONE,   /* too short to tell, or nothing but the path itself */
+	HINT_SNDBUF, /* our send buffer held the connection back */
+	HINT_RWND,   /* the peer's receive window did (its tcp_rmem, -I, or a slow reader) */
+	HINT_SOURCE, /* the connection idled: stdin was slower than the network */
+	HINT_LOSS,   /* busy, not buffer-limited, and retransmitting: loss kept cwnd down */
+};
+struct hint_input {
+	double seconds;              /* how long this end sent */
+	uint64_t bytes;              /* what it sent */
+	int sndbuf;                  /* SO_SNDBUF at the end */
+	const struct tcp_stats *tcp; /* TCP_INFO at the end */
+	const char *wmem, *rmem;     /* net.ipv4.tcp_wmem, tcp_rmem as text, or NULL */
+};
+enum hint hint_choose(const struct hint_input *);
+void hint_format(char *, size_t, enum hint, const struct hint_input *);
+int hint_format_cap(char *, size_t, const char *, const char *, int, int, double);
+
 /* endpoint.c */
 int endpoint_connect(const struct config *, struct endpoint *, char *, size_t);
 int endpoint_accept(const struct config *, struct listener *, struct endpoint *, char *, size_t);

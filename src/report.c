@@ -311,9 +311,38 @@ static void print_json(const struct session *s, int final, int sndbuf, int rcvbu
 }
 
 /*
+ * -v, at exit: what limited the transfer (hint.c chooses), and what a capped -O/-I means now
+ * that the RTT is measured.
+ */
+static void print_hints(const struct session *s, int sndbuf, double now)
+{
+	const struct config *cfg = s->cfg;
+	char wmem[64], rmem[64], line[512];
+	struct hint_input in = {
+	    flow_seconds(&s->sent, now), s->sent.bytes, sndbuf, &s->tcp, NULL, NULL};
+	enum hint h = hint_choose(&in);
+
+	if (hint_format_cap(line, sizeof line, "--sndbuf", "net.core.wmem_max", cfg->sndbuf,
+	                    s->ep->sndbuf, s->tcp.rtt_ms))
+		log_verbose("%s", line);
+	if (hint_format_cap(line, sizeof line, "--rcvbuf", "net.core.rmem_max", cfg->rcvbuf,
+	                    s->ep->rcvbuf, s->tcp.rtt_ms))
+		log_verbose("%s", line);
+	if (h == HINT_NONE)
+		return;
+	if (tcpinfo_sysctl("net.ipv4.tcp_wmem", wmem, sizeof wmem) == 0)
+		in.wmem = wmem;
+	if (tcpinfo_sysctl("net.ipv4.tcp_rmem", rmem, sizeof rmem) == 0)
+		in.rmem = rmem;
+	hint_format(line, sizeof line, h, &in);
+	log_verbose("hint: %s", line);
+}
+
+/*
  * Print what the session moved so far. The buffer sizes are read now, not at
  * connect time, because TCP autotuning grows them during the transfer; a tcp
- * session's TCP_INFO is read here too, once a report, into s->tcp.
+ * session's TCP_INFO is read here too, once a report, into s->tcp. The final
+ * report is followed by -v's hints.
  */
 void report_print(struct session *s, int final)
 {
@@ -331,5 +360,7 @@ void report_print(struct session *s, int final)
 		print_json(s, final, sndbuf, rcvbuf, now);
 	else
 		print_human(s, sndbuf, rcvbuf, now);
+	if (final && tcp && s->cfg->verbose)
+		print_hints(s, sndbuf, now);
 	fflush(stderr);
 }
