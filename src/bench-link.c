@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "fastcat.h"
+#include "transport.h"
 #include "bench.h"
 
 static int open_pipe(const struct bench_link *, size_t, struct bench_end[2], char *, size_t);

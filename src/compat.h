@@ -13,4 +13,16 @@
 #define MSG_NOSIGNAL 0
 #endif
 
+/*
+ * -O/-I above net.core.wmem_max/rmem_max are forced with SO_SNDBUFFORCE and
+ * SO_RCVBUFFORCE (Linux, CAP_NET_ADMIN). Where they are missing, -1: setsockopt
+ * refuses it like a missing capability, and the capped size stays (sock.c).
+ */
+#if !HAVE_DECL_SO_SNDBUFFORCE
+#define SO_SNDBUFFORCE (-1)
+#endif
+#if !HAVE_DECL_SO_RCVBUFFORCE
+#define SO_RCVBUFFORCE (-1)
+#endif
+
 #endif

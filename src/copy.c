@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "fastcat.h"
+#include "transport.h"
 #include "flow.h"
 
 const char *copy_method_name(enum copy_method m)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "fastcat.h"
+#include "transport.h"
 #include "verify.h"
 
 static void endpoint_describe(struct endpoint *ep)

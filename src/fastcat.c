@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "fastcat.h"
+#include "transport.h"
 
 /* Relay one connection and report it. Returns its exit status. */
 static int session_run(const struct config *cfg, struct endpoint *ep)

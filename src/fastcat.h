@@ -1,8 +1,5 @@
-/*
- * fastcat.h: the config, the session, exit codes and the prototypes every
- * part uses, grouped by file. Internals live in flow.h, verify.h, bench.h
- * and progress.h.
- */
+/* fastcat.h: the config, the session, exit codes and the prototypes every part uses, by file;
+ * internals live in flow.h, verify.h, stripe.h, tcpinfo.h, bench.h, progress.h, options.h. */
 #ifndef FASTCAT_H
 #define FASTCAT_H
 
@@ -28,11 +25,8 @@
 #define KIB ((size_t)1024)
 #define MIB (1024 * KIB)
 
-/*
- * Default bytes per read()/write(), chosen by measurement on the project
- * machine (TCP loopback, 2 GiB from tmpfs, see doc/HACKING.md): 96 KiB was
- * the fastest and cheapest size of the sweep, 1.19x 512 KiB, 2.2x 128 KiB.
- */
+/* Default bytes per read()/write(), measured (TCP loopback, 2 GiB from tmpfs; doc/HACKING.md):
+ * 96 KiB was the fastest and cheapest size of the sweep, 1.19x 512 KiB, 2.2x 128 KiB. */
 #define CHUNK_DEFAULT    (96 * KIB)
 #define CHUNK_MIN        ((size_t)1)
 #define CHUNK_MAX        (64 * MIB)
@@ -132,6 +126,7 @@ struct config {
 	mode_t unix_mode;  /* --unix-mode: a Unix listener's socket file mode (default 0600) */
 	uint64_t rate_limit; /* --rate-limit: bytes per second, each direction; 0 = unlimited */
 	size_t rcvlowat;     /* --rcvlowat: wake per this many bytes while data queues, 0 = off */
+	const char *congestion; /* --congestion: TCP_CONGESTION to set, NULL = default */
 	enum copy_mode copy;
 	enum report_format report;
 	int progress;     /* --progress: a live line on stderr, when it is a terminal */
@@ -183,6 +178,23 @@ struct flow_stats {
 	size_t write_size;     /* ... (flow-setup.c: transport, datagram and pipe limits) */
 };
 
+/* TCP_INFO of one connection, read once per report (tcpinfo.h); NAN: not given; bits/s. */
+struct tcp_stats {
+	int valid;                /* TCP_INFO answered at least once */
+	double rtt_ms;            /* smoothed round-trip time */
+	double min_rtt_ms;        /* the lowest RTT seen (Linux >= 4.6) */
+	double rttvar_ms;         /* the RTT's mean deviation */
+	double cwnd_bytes;        /* congestion window: snd_cwnd segments x snd_mss */
+	double mss;               /* snd_mss: bytes a segment */
+	double retransmits;       /* segments sent again, all told (tcpi_total_retrans) */
+	double delivery_rate_bps; /* the kernel's latest goodput estimate (>= 4.9) */
+	double pacing_rate_bps;   /* NAN too while the kernel does not pace (~0) */
+	double busy_s;            /* seconds with data to send (>= 4.10) ... */
+	double rwnd_limited_s;    /* ... of them held back by the peer's receive window */
+	double sndbuf_limited_s;  /* ... of them held back by our send buffer */
+	char congestion[16];      /* TCP_CONGESTION read back; "" = unknown */
+};
+
 /* A connected socket and what is known about it. */
 struct endpoint {
 	int fd;
@@ -214,24 +226,9 @@ struct session {
 	struct flow_stats received; /* socket -> stdout */
 	size_t receive_buffer;      /* bytes one receive can take (for the truncation warning) */
 	struct verify verify;       /* --verify: what the peer said */
+	struct tcp_stats tcp;       /* tcp: TCP_INFO at the last report (report.c reads it) */
 	int exit_status;
 	char error[256]; /* the one-line reason, empty on success */
-};
-
-/* A transport: everything that tells one from another, as data. */
-struct transport {
-	const char *name;
-	int family; /* AF_UNIX, or AF_UNSPEC: IPv4/IPv6 by resolution */
-	int socktype;
-	int protocol;
-	int datagram;          /* keeps message boundaries */
-	int connectionless;    /* no accept(): the first datagram names the peer */
-	size_t default_chunk;  /* default bytes per read/datagram, 0 = CHUNK_DEFAULT */
-	size_t max_datagram;   /* largest payload the protocol allows, 0 = none */
-	size_t receive_buffer; /* bytes to take in a whole datagram */
-	int default_rcvbuf;    /* SO_RCVBUF unless -I is given, 0 = the kernel's */
-	int copy_from_pipe;    /* --copy=auto reads a pipe on stdin rather than splicing it */
-	size_t rcvlowat;       /* default --rcvlowat; 0: the transport has no use for one */
 };
 
 struct addrinfo;
@@ -313,7 +310,7 @@ void options_usage(void);
 void relay_run(struct session *, int, int);
 
 /* report.c */
-void report_print(const struct session *, int);
+void report_print(struct session *, int);
 void report_json_string(char *, size_t, const char *);
 
 /* signals.c */
@@ -334,11 +331,7 @@ extern const struct transport transport_tcp, transport_udp, transport_unix, tran
     transport_unix_seqpacket;
 
 /* zerocopy-linux.c or zerocopy-none.c, chosen by configure */
-int zerocopy_available(void);
-int zerocopy_pipe(int[2], size_t, size_t *);
-void zerocopy_grow_pipe(int, size_t);
-ssize_t zerocopy_splice(int, int, size_t);
-ssize_t zerocopy_sendfile(int, int, size_t);
+int zerocopy_available(void); /* the rest, for copy.c, is in flow.h */
 
 /* units.c */
 int units_parse_size(const char *, uint64_t *);

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 
 #include "fastcat.h"
+#include "transport.h"
 #include "flow.h"
 #include "stripe.h"
 #include "verify.h"

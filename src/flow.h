@@ -140,6 +140,12 @@ struct msghdr;
 int batch_send(int, const struct msghdr *, unsigned);
 int batch_recv(int, struct msghdr *, unsigned, size_t *);
 
+/* zerocopy-linux.c or zerocopy-none.c, chosen by configure (zerocopy_available: fastcat.h) */
+int zerocopy_pipe(int[2], size_t, size_t *);
+void zerocopy_grow_pipe(int, size_t);
+ssize_t zerocopy_splice(int, int, size_t);
+ssize_t zerocopy_sendfile(int, int, size_t);
+
 /* flow.c: the pump, and what its parts share */
 struct pollfd;
 enum pump_result flow_pump(struct flow *);

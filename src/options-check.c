@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include "fastcat.h"
+#include "transport.h"
+#include "tcpinfo.h"
 #include "options.h"
 
 /* -u, -U and --transport name one transport between them. */
@@ -216,6 +218,22 @@ static int choose_rcvlowat(struct config *cfg, const struct seen *seen, char *er
 }
 
 /*
+ * --congestion: only TCP has a congestion control; an algorithm the kernel does not know is a
+ * usage error naming the available ones (tcpinfo_congestion_check tries it on a scratch socket).
+ */
+static int check_congestion(struct config *cfg, const struct seen *seen, char *err, size_t errlen)
+{
+	(void)seen;
+	if (cfg->congestion == NULL)
+		return 0;
+	if (cfg->transport != &transport_tcp)
+		return log_format(err, errlen, EXIT_USAGE,
+		                  "--congestion: only for tcp (%s has no congestion control)",
+		                  cfg->transport->name);
+	return tcpinfo_congestion_check(cfg->congestion, err, errlen);
+}
+
+/*
  * The checks in order, each after the ones it relies on (the operands need
  * the transport); --bench opens no connection, so it skips the connection's.
  */
@@ -225,7 +243,7 @@ static const struct {
 } checks[] = {
     {options_bench_check, 1}, {choose_transport, 1},       {parse_operands, 0},
     {check_combinations, 1},  {check_listener_options, 0}, {check_parallel, 0},
-    {fit_datagrams, 0},       {choose_rcvlowat, 0},
+    {fit_datagrams, 0},       {choose_rcvlowat, 0},        {check_congestion, 0},
 };
 
 /* Returns 0, or EXIT_USAGE with the first check's reason in err. */

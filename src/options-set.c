@@ -35,6 +35,13 @@ int options_set_dgram_size(const struct opt_call *c)
 	return 0;
 }
 
+/* --congestion ALGO: tried after parsing, once the transport is known (check_congestion). */
+int options_set_congestion(const struct opt_call *c)
+{
+	c->cfg->congestion = c->arg;
+	return 0;
+}
+
 /* --transport NAME: looked up after parsing, once -u and -U are known too. */
 int options_set_transport(const struct opt_call *c)
 {

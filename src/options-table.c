@@ -175,6 +175,13 @@ const struct opt_spec options_table[] = {
      .section = SECTION_SPEED,
      .metavar = " SIZE",
      .help = "SO_RCVBUF, same; setting it turns off TCP autotuning"},
+    {.name = "congestion",
+     .arg = ARG_STRING,
+     .handler = options_set_congestion,
+     .section = SECTION_SPEED,
+     .metavar = " ALGO",
+     .help = "tcp: congestion control (TCP_CONGESTION), e.g. cubic,\n"
+             "bbr, reno (default: the system's)"},
     {.name = "copy",
      .arg = ARG_KEYWORD,
      .keywords = copy_keywords,

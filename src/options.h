@@ -10,7 +10,7 @@ struct config;
 
 /* Entries of options_table; the definition must have exactly this many (a mismatch is a type
  * error). */
-#define OPTIONS_COUNT 44
+#define OPTIONS_COUNT 45
 
 /* How an option's value is read before it is stored or handed to a handler. */
 enum opt_arg {
@@ -132,7 +132,7 @@ const struct opt_spec *options_find(const char *);
 
 /* options-set.c */
 opt_handler options_set_chunk, options_set_dgram_size, options_set_transport, options_set_acl,
-    options_set_unix_mode, options_set_parallel;
+    options_set_unix_mode, options_set_parallel, options_set_congestion;
 
 /* options-bench.c */
 opt_handler options_bench_links, options_bench_sizes;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "fastcat.h"
+#include "transport.h"
 #include "progress.h"
 #include "verify.h"
 #include "flow.h"

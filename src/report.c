@@ -1,10 +1,13 @@
 /* report.c: the throughput report, for people or as one JSON line. */
 #include "config.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "fastcat.h"
+#include "transport.h"
+#include "tcpinfo.h"
 
 static double flow_seconds(const struct flow_stats *f, double now)
 {
@@ -112,6 +115,56 @@ static void print_human_chunks(const struct session *s, int sndbuf, int rcvbuf)
 	        s->cfg->transport->name, s->ep->local, s->ep->peer, chunks, sndbuf, rcvbuf);
 }
 
+/* Milliseconds with the digits that matter: "0.051", "2.35", "100.2". */
+static void format_ms(char *out, size_t len, double ms)
+{
+	if (isnan(ms))
+		snprintf(out, len, "?");
+	else
+		snprintf(out, len, ms < 1 ? "%.3f" : ms < 10 ? "%.2f" : "%.1f", ms);
+}
+
+/*
+ * "; send-buffer-limited 93 % of the time": the buffer limits as parts of the time the
+ * connection had data to send, those of 1 % or more; nothing when it sent nothing (a receiver)
+ * or the kernel does not say.
+ */
+static void format_limits(char *out, size_t len, const struct tcp_stats *t)
+{
+	double snd = t->sndbuf_limited_s / t->busy_s, rwnd = t->rwnd_limited_s / t->busy_s;
+
+	out[0] = '\0';
+	if (isnan(t->busy_s) || !(t->busy_s > 0) || isnan(snd) || isnan(rwnd))
+		return;
+	if (snd >= 0.01 && rwnd >= 0.01)
+		snprintf(
+		    out, len,
+		    "; send-buffer-limited %.0f %%, receive-window-limited %.0f %% of the time",
+		    100 * snd, 100 * rwnd);
+	else if (snd >= 0.01 || rwnd >= 0.01)
+		snprintf(out, len, "; %s-limited %.0f %% of the time",
+		         snd >= 0.01 ? "send-buffer" : "receive-window", 100 * (snd + rwnd));
+	else
+		snprintf(out, len, "; not buffer-limited (busy %.3f s)", t->busy_s);
+}
+
+/* "fastcat: tcp: rtt 100.2 ms (min 100.0), cwnd 3.90 MiB, 0 retransmits, cubic; ..." */
+static void print_human_tcp(const struct tcp_stats *t)
+{
+	char rtt[16], min[16], cwnd[32] = "?", limits[128];
+
+	if (!t->valid)
+		return;
+	format_ms(rtt, sizeof rtt, t->rtt_ms);
+	format_ms(min, sizeof min, t->min_rtt_ms);
+	if (!isnan(t->cwnd_bytes))
+		units_format_bytes((uint64_t)t->cwnd_bytes, cwnd, sizeof cwnd);
+	format_limits(limits, sizeof limits, t);
+	fprintf(stderr, "fastcat: tcp: rtt %s ms (min %s), cwnd %s, %.0f retransmit%s%s%s%s\n", rtt,
+	        min, cwnd, t->retransmits, t->retransmits == 1 ? "" : "s",
+	        t->congestion[0] != '\0' ? ", " : "", t->congestion, limits);
+}
+
 static void print_human(const struct session *s, int sndbuf, int rcvbuf, double now)
 {
 	const struct config *cfg = s->cfg;
@@ -128,6 +181,8 @@ static void print_human(const struct session *s, int sndbuf, int rcvbuf, double 
 		        "bytes received match what it sent\n",
 		        (unsigned long long)s->sent.bytes, (unsigned long long)s->received.bytes);
 	print_human_chunks(s, sndbuf, rcvbuf);
+	if (cfg->transport == &transport_tcp)
+		print_human_tcp(&s->tcp);
 }
 
 /* A JSON string literal; addresses and errors can hold quotes or control bytes. */
@@ -181,10 +236,52 @@ static void json_flow(char *out, size_t len, const struct flow_stats *f, int dat
 		snprintf(out + n, len - (size_t)n, "}");
 }
 
+/* ",\"key\":number", or null for a figure the kernel did not give. */
+static size_t json_number(char *out, size_t len, const char *key, int decimals, double v)
+{
+	char num[48] = "null";
+	int n;
+
+	if (!isnan(v))
+		snprintf(num, sizeof num, "%.*f", decimals, v);
+	n = snprintf(out, len, ",\"%s\":%s", key, num);
+	return n > 0 && (size_t)n < len ? (size_t)n : 0;
+}
+
+/* The "tcp" object: TCP_INFO's figures, null for each one the kernel or build lacks. */
+static void json_tcp(char *out, size_t len, const struct tcp_stats *t)
+{
+	char name[48] = "null";
+	size_t n;
+	int k;
+
+	if (!t->valid) {
+		snprintf(out, len, "null");
+		return;
+	}
+	if (t->congestion[0] != '\0')
+		report_json_string(name, sizeof name, t->congestion);
+	k = snprintf(out, len, "{\"congestion\":%s", name);
+	if (k < 0 || (size_t)k >= len)
+		return;
+	n = (size_t)k;
+	n += json_number(out + n, len - n, "rtt_ms", 3, t->rtt_ms);
+	n += json_number(out + n, len - n, "min_rtt_ms", 3, t->min_rtt_ms);
+	n += json_number(out + n, len - n, "rttvar_ms", 3, t->rttvar_ms);
+	n += json_number(out + n, len - n, "cwnd_bytes", 0, t->cwnd_bytes);
+	n += json_number(out + n, len - n, "retransmits", 0, t->retransmits);
+	n += json_number(out + n, len - n, "delivery_rate_bps", 0, t->delivery_rate_bps);
+	n += json_number(out + n, len - n, "pacing_rate_bps", 0, t->pacing_rate_bps);
+	n += json_number(out + n, len - n, "busy_s", 6, t->busy_s);
+	n += json_number(out + n, len - n, "rwnd_limited_s", 6, t->rwnd_limited_s);
+	n += json_number(out + n, len - n, "sndbuf_limited_s", 6, t->sndbuf_limited_s);
+	snprintf(out + n, len - n, "}");
+}
+
 static void print_json(const struct session *s, int final, int sndbuf, int rcvbuf, double now)
 {
 	const struct config *cfg = s->cfg;
-	char sent[512], received[512], local[160], peer[160], error[600];
+	char sent[512], received[512], local[160], peer[160], error[600], tcp[512] = "";
 
 	json_flow(sent, sizeof sent, &s->sent, cfg->transport->datagram, cfg->checksum, 0, now);
 	json_flow(received, sizeof received, &s->received, cfg->transport->datagram, cfg->checksum,
@@ -195,14 +292,20 @@ static void print_json(const struct session *s, int final, int sndbuf, int rcvbu
 		report_json_string(error, sizeof error, s->error);
 	else
 		snprintf(error, sizeof error, "null");
+	/* only a tcp session has the key: scripts tell "not tcp" from "the kernel did not say" */
+	if (cfg->transport == &transport_tcp) {
+		static const char key[] = ",\"tcp\":";
+		memcpy(tcp, key, sizeof key - 1);
+		json_tcp(tcp + sizeof key - 1, sizeof tcp - (sizeof key - 1), &s->tcp);
+	}
 	fprintf(
 	    stderr,
 	    "{\"fastcat\":\"%s\",\"final\":%s,\"transport\":\"%s\",\"local\":%s,\"peer\":%s,"
 	    "\"chunk_size\":%zu,\"read_size\":%zu,\"write_size\":%zu,\"sndbuf\":%d,\"rcvbuf\":%d,"
-	    "\"sent\":%s,\"received\":%s,\"verified\":%s,\"exit_status\":%d,\"error\":%s}\n",
+	    "\"sent\":%s,\"received\":%s%s,\"verified\":%s,\"exit_status\":%d,\"error\":%s}\n",
 	    FASTCAT_VERSION, final ? "true" : "false", cfg->transport->name, local, peer,
 	    cfg->read_size > cfg->write_size ? cfg->read_size : cfg->write_size, cfg->read_size,
-	    cfg->write_size, sndbuf, rcvbuf, sent, received,
+	    cfg->write_size, sndbuf, rcvbuf, sent, received, tcp,
 	    !cfg->verify         ? "null"
 	    : s->verify.verified ? "true"
 	                         : "false",
@@ -210,21 +313,56 @@ static void print_json(const struct session *s, int final, int sndbuf, int rcvbu
 }
 
 /*
- * Print what the session moved so far. The buffer sizes are read now, not at
- * connect time, because TCP autotuning grows them during the transfer.
+ * -v, at exit: what limited the transfer (hint.c chooses), and what a capped -O/-I means now
+ * that the RTT is measured.
  */
-void report_print(const struct session *s, int final)
+static void print_hints(const struct session *s, int sndbuf, double now)
+{
+	const struct config *cfg = s->cfg;
+	char wmem[64], rmem[64], line[512];
+	struct hint_input in = {
+	    flow_seconds(&s->sent, now), s->sent.bytes, sndbuf, &s->tcp, NULL, NULL};
+	enum hint h = hint_choose(&in);
+
+	if (hint_format_cap(line, sizeof line, "--sndbuf", "net.core.wmem_max", cfg->sndbuf,
+	                    s->ep->sndbuf, s->tcp.rtt_ms))
+		log_verbose("%s", line);
+	if (hint_format_cap(line, sizeof line, "--rcvbuf", "net.core.rmem_max", cfg->rcvbuf,
+	                    s->ep->rcvbuf, s->tcp.rtt_ms))
+		log_verbose("%s", line);
+	if (h == HINT_NONE)
+		return;
+	if (tcpinfo_sysctl("net.ipv4.tcp_wmem", wmem, sizeof wmem) == 0)
+		in.wmem = wmem;
+	if (tcpinfo_sysctl("net.ipv4.tcp_rmem", rmem, sizeof rmem) == 0)
+		in.rmem = rmem;
+	hint_format(line, sizeof line, h, &in);
+	log_verbose("hint: %s", line);
+}
+
+/*
+ * Print what the session moved so far. The buffer sizes are read now, not at
+ * connect time, because TCP autotuning grows them during the transfer; a tcp
+ * session's TCP_INFO is read here too, once a report, into s->tcp. The final
+ * report is followed by -v's hints.
+ */
+void report_print(struct session *s, int final)
 {
 	double now = clock_now();
 	int sndbuf = s->ep->sndbuf, rcvbuf = s->ep->rcvbuf;
+	int tcp = s->cfg->transport == &transport_tcp;
 
 	if (s->cfg->report == REPORT_NONE)
 		return;
 	if (s->ep->fd >= 0)
 		sock_read_buffers(s->ep->fd, &sndbuf, &rcvbuf);
+	if (tcp && s->ep->fd >= 0)
+		tcpinfo_read(s->ep->fd, &s->tcp); /* on failure the last figures stand */
 	if (s->cfg->report == REPORT_JSON)
 		print_json(s, final, sndbuf, rcvbuf, now);
 	else
 		print_human(s, sndbuf, rcvbuf, now);
+	if (final && tcp && s->cfg->verbose)
+		print_hints(s, sndbuf, now);
 	fflush(stderr);
 }

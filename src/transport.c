@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 
 #include "fastcat.h"
+#include "transport.h"
 
 /*
  * UDP has no flow control: a receiver whose socket buffer is full drops what

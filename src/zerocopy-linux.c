@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "fastcat.h"
+#include "flow.h"
 
 /* The most one sendfile(2) moves on Linux, whatever count says. */
 #define SENDFILE_MAX ((size_t)0x7ffff000)

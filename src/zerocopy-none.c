@@ -4,6 +4,7 @@
 #include <errno.h>
 
 #include "fastcat.h"
+#include "flow.h"
 
 int zerocopy_available(void)
 {

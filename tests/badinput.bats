@@ -173,6 +173,23 @@ EOF
 EOF
 }
 
+@test "usage errors, --congestion (tcp only; an algorithm the kernel has): exit 2 with one line naming it" {
+  [[ -r /proc/sys/net/ipv4/tcp_available_congestion_control ]] || skip "no tcp_available_congestion_control"
+  check_table <<'EOF'
+--congestion nosuchalgo 127.0.0.1 1      | 2 | --congestion nosuchalgo: unknown algorithm (available:
+-l --congestion nosuchalgo 0             | 2 | --congestion nosuchalgo: unknown algorithm (available:
+--congestion '' 127.0.0.1 1              | 2 | --congestion : unknown algorithm
+--congestion=reno0123456789ab 127.0.0.1 1 | 2 | --congestion reno0123456789ab: unknown algorithm
+--congestion 'cu bic' 127.0.0.1 1        | 2 | --congestion cu bic: unknown algorithm
+--congestion                             | 2 | --congestion: option requires an argument
+-u --congestion reno 127.0.0.1 1         | 2 | --congestion: only for tcp (udp has no congestion control)
+-U --congestion reno /tmp/x              | 2 | --congestion: only for tcp (unix has no congestion control)
+-U --congestion nosuchalgo /tmp/x        | 2 | --congestion: only for tcp
+--transport unix-seqpacket --congestion reno /tmp/x | 2 | --congestion: only for tcp
+--bench --congestion reno                | 2 | --congestion
+EOF
+}
+
 @test "usage errors, --dgram-size (1 byte to 64 MiB, then what one datagram holds): exit 2 with one line naming it" {
   check_table <<'EOF'
 -u --dgram-size {size} 127.0.0.1 1       | 2 | datagram size must be

@@ -538,3 +538,23 @@ feed_fifo() {
     if [ "$5" = after ]; then waitfor "$2" "$3"; cat "$1"
     else cat "$1"; waitfor "$2" "$3"; fi' _ "$payload" "$watch" "$bytes" "$when"
 }
+
+# ------------------------------------------------------------ capabilities
+
+# has_net_admin: this shell has CAP_NET_ADMIN in its effective set (root, usually).
+has_net_admin() {
+  local e
+  e=$(awk '/^CapEff:/ { print $2 }' /proc/self/status 2>/dev/null)
+  [[ -n $e ]] && (( (0x$e >> 12) & 1 ))
+}
+
+# no_admin_prefix: NOADMIN, a command prefix that runs a program without
+# CAP_NET_ADMIN (dropped from the bounding set, so exec cannot gain it back),
+# for the paths a process without it takes (-O/-I capped by the sysctls).
+# Empty when we lack it already; skips the test without setpriv.
+no_admin_prefix() {
+  NOADMIN=()
+  has_net_admin || return 0
+  command -v setpriv >/dev/null || skip "setpriv not installed (to drop CAP_NET_ADMIN)"
+  NOADMIN=(setpriv --inh-caps=-net_admin --bounding-set=-net_admin)
+}

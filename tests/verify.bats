@@ -109,14 +109,15 @@ $(cat "$1")"
 }
 
 # last_line FILE ERE: the last line of FILE (an end run with -v) matches ^ERE$,
-# and the line before it ends the report (the error is one line).
+# and the line before it ends the report (the error is one line): the
+# summary line, the JSON line, or for tcp the "tcp:" line or -v's hint.
 last_line() {
   local last prev
   last=$(tail -n 1 "$1")
   prev=$(tail -n 2 "$1" | head -n 1)
   grep -Eqx -- "$2" <<<"$last" || fail "${1##*/}: last line not /^$2\$/:
 $(tail -n 5 "$1")"
-  grep -Eq '^(fastcat: (tcp|udp|unix|unix-dgram|unix-seqpacket) .* -> |\{"fastcat":)' <<<"$prev" ||
+  grep -Eq '^(fastcat: (tcp|udp|unix|unix-dgram|unix-seqpacket) .* -> |fastcat: (tcp|hint): |\{"fastcat":)' <<<"$prev" ||
     fail "${1##*/}: the line before the error is not the report's last: '$prev'"
 }
 

@@ -24,6 +24,14 @@ _fastcat()
             COMPREPLY=($(compgen -W 'auto rw splice' -- "$cur"))
             return
             ;;
+        --congestion)
+            # the algorithms the kernel has now (Linux); elsewhere nothing to offer
+            local algos=
+            [[ -r /proc/sys/net/ipv4/tcp_available_congestion_control ]] &&
+                algos=$(</proc/sys/net/ipv4/tcp_available_congestion_control)
+            COMPREPLY=($(compgen -W "$algos" -- "$cur"))
+            return
+            ;;
         --report)
             # optional argument: only as --report=human|json
             if $split; then
@@ -67,7 +75,7 @@ _fastcat()
             --send-only --report --transport --dgram-size --no-dgram-eof
             --checksum --seq --verify --copy --bench --bench-time
             --bench-transports --bench-sizes --allow --deny --unix-mode
-            --progress --interval --size --parallel --rate-limit --rcvlowat'
+            --progress --interval --size --parallel --rate-limit --rcvlowat --congestion'
         COMPREPLY=($(compgen -W "$longopts" -- "$cur"))
         return
     fi

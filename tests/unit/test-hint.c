@@ -1,0 +1,138 @@
+/* test-hint.c: a table of TCP figures at the end of a send, and the hint each one gets. */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "fastcat.h"
+#include "tcpinfo.h"
+#include "tap.h"
+
+/* One sender's end: how long it sent, what TCP_INFO said, and the hint expected. */
+struct row {
+	const char *what;
+	double seconds, bytes;
+	double busy, rwnd, sndbuf, retransmits, mss;
+	enum hint want;
+};
+
+static const struct row rows[] = {
+    /* 100 ms lab, 4 MiB send buffer: full of data in flight most of the time */
+    {"send buffer 93 % of the busy time", 38.5, 1073741824, 38.4, 0, 35.7, 0, 8948, HINT_SNDBUF},
+    {"send buffer exactly 30 %", 10, 1e9, 10, 0, 3, 0, 1448, HINT_SNDBUF},
+    {"send buffer 29 %: not named", 10, 1e9, 10, 0, 2.9, 0, 1448, HINT_NONE},
+    {"peer's window 60 %", 20, 1e9, 19.9, 12, 0.1, 0, 1448, HINT_RWND},
+    {"both limits: the send buffer first", 20, 1e9, 20, 7, 8, 0, 1448, HINT_SNDBUF},
+    /* pv -L 1m into a loopback connection: sending 2 ms of every second */
+    {"slow source: busy 1 % of the time", 2.0, 2097152, 0.02, 0, 0, 0, 65483, HINT_SOURCE},
+    {"busy 49 % of the time", 10, 1e8, 4.9, 0, 0, 0, 1448, HINT_SOURCE},
+    {"busy half the time: not the source", 10, 1e8, 5, 0, 0, 0, 1448, HINT_NONE},
+    {"idle but send-buffer-limited when busy", 10, 1e8, 2, 0, 1, 0, 1448, HINT_SNDBUF},
+    /* 0.1 % loss under cubic: busy, no buffer limit, retransmitting */
+    {"loss 0.1 %", 60, 1e9, 60, 0, 0.5, 690, 1448, HINT_LOSS},
+    {"1 of 10000 segments: fewer than 3", 60, 1448e4, 60, 0, 0, 1, 1448, HINT_NONE},
+    {"3 of 30000 segments", 60, 1448 * 30000.0, 60, 0, 0, 3, 1448, HINT_LOSS},
+    {"2 retransmits: too few to name", 60, 1448 * 100.0, 60, 0, 0, 2, 1448, HINT_NONE},
+    {"a slow source with some loss: the source", 10, 1e7, 1, 0, 0, 50, 1448, HINT_SOURCE},
+    {"busy, no limit, no loss: the path", 10, 1e9, 10, 0, 0, 0, 1448, HINT_NONE},
+    {"a send of 0.4 s: too short to tell", 0.4, 1e9, 0.01, 0, 0, 0, 1448, HINT_NONE},
+    {"nothing sent (a receiver)", 10, 0, 0, 0, 0, 0, 1448, HINT_NONE},
+    /* an old kernel: no busy or limited times; only loss can be told */
+    {"kernel < 4.10, lossy", 10, 1e8, NAN, NAN, NAN, 100, 1448, HINT_LOSS},
+    {"kernel < 4.10, clean", 10, 1e8, NAN, NAN, NAN, 0, 1448, HINT_NONE},
+    {"no mss: 1448 assumed", 10, 1448e4, 10, 0, 0, 5, NAN, HINT_LOSS},
+};
+
+static struct tcp_stats stats_of(const struct row *r)
+{
+	struct tcp_stats t;
+
+	memset(&t, 0, sizeof t);
+	t.valid = 1;
+	t.rtt_ms = 100.2;
+	t.min_rtt_ms = 100.0;
+	t.busy_s = r->busy;
+	t.rwnd_limited_s = r->rwnd;
+	t.sndbuf_limited_s = r->sndbuf;
+	t.retransmits = r->retransmits;
+	t.mss = r->mss;
+	strcpy(t.congestion, "cubic");
+	return t;
+}
+
+static void test_table(void)
+{
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		const struct row *r = &rows[i];
+		struct tcp_stats t = stats_of(r);
+		struct hint_input in = {r->seconds, (uint64_t)r->bytes, 4194304, &t, NULL, NULL};
+		enum hint got = hint_choose(&in);
+
+		tap_ok(got == r->want, "%s: hint %d (want %d)", r->what, (int)got, (int)r->want);
+	}
+}
+
+static void test_words(void)
+{
+	struct tcp_stats t = stats_of(&rows[0]);
+	struct hint_input in = {38.5, 1073741824,           4194304,
+	                        &t,   "4096 16384 4194304", "4096 131072 6291456"};
+	char line[512];
+
+	hint_format(line, sizeof line, HINT_SNDBUF, &in);
+	tap_ok(strstr(line, "93 %") != NULL && strstr(line, "SO_SNDBUF 4.00 MiB") != NULL &&
+	           strstr(line, "at rtt 100.2 ms carries at most 39.9 MiB/s") != NULL &&
+	           strstr(line, "net.ipv4.tcp_wmem (now 4096 16384 4194304)") != NULL &&
+	           strstr(line, "try -P 4") != NULL,
+	       "the send buffer hint: size, RTT, cap, tcp_wmem, -P 4 (%s)", line);
+	t.rwnd_limited_s = 19.2;
+	hint_format(line, sizeof line, HINT_RWND, &in);
+	tap_ok(strstr(line, "50 %") != NULL && strstr(line, "tcp_rmem at the peer") != NULL &&
+	           strstr(line, "4096 131072 6291456") != NULL && strstr(line, "-I") != NULL,
+	       "the receive window hint: tcp_rmem at the peer, -I (%s)", line);
+	t.busy_s = 3.85;
+	hint_format(line, sizeof line, HINT_SOURCE, &in);
+	tap_ok(strstr(line, "only 10 % of the 38.5 s") != NULL &&
+	           strstr(line, "not the bottleneck") != NULL,
+	       "the source hint: how idle, the pipe not the bottleneck (%s)", line);
+	t.busy_s = 0.01;
+	hint_format(line, sizeof line, HINT_SOURCE, &in);
+	tap_ok(strstr(line, "to send under 1 % of the 38.5 s") != NULL,
+	       "the source hint: under 1 %% rather than 0 %% (%s)", line);
+	t.retransmits = 741;
+	hint_format(line, sizeof line, HINT_LOSS, &in);
+	tap_ok(strstr(line, "741 segments") != NULL && strstr(line, "cubic") != NULL &&
+	           strstr(line, "try -P") != NULL,
+	       "the loss hint: retransmits, the algorithm, -P (%s)", line);
+	hint_format(line, sizeof line, HINT_NONE, &in);
+	tap_ok(line[0] == '\0', "no hint, no words");
+}
+
+static void test_cap(void)
+{
+	char line[512];
+
+	tap_ok(hint_format_cap(line, sizeof line, "--sndbuf", "net.core.wmem_max", 8388608, 8388608,
+	                       100) == 0,
+	       "a granted request: no note");
+	tap_ok(hint_format_cap(line, sizeof line, "--sndbuf", "net.core.wmem_max", 8388608,
+	                       16777216, 100) == 0,
+	       "a doubled request (Linux): no note");
+	tap_ok(hint_format_cap(line, sizeof line, "--sndbuf", "net.core.wmem_max", 8388608, 425984,
+	                       NAN) == 0,
+	       "no RTT measured: no note");
+	tap_ok(hint_format_cap(line, sizeof line, "--rcvbuf", "net.core.rmem_max", 8388608, 425984,
+	                       100) == 1 &&
+	           strstr(line, "--rcvbuf 8 MiB was capped at 425984 bytes (net.core.rmem_max)") !=
+	               NULL &&
+	           strstr(line, "rtt 100.0 ms") != NULL && strstr(line, "4.06 MiB/s") != NULL,
+	       "a capped request: what the cap carries at the RTT (%s)", line);
+}
+
+int main(void)
+{
+	test_table();
+	test_words();
+	test_cap();
+	return tap_done();
+}
