@@ -227,6 +227,7 @@ struct session {
 	size_t receive_buffer;      /* bytes one receive can take (for the truncation warning) */
 	struct verify verify;       /* --verify: what the peer said */
 	struct tcp_stats tcp;       /* tcp: TCP_INFO at the last report (report.c reads it) */
+	struct tcp_stats streams[STRIPE_MAX]; /* -P: each connection's; tcp sums them up */
 	int exit_status;
 	char error[256]; /* the one-line reason, empty on success */
 };

@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fastcat.h"
@@ -165,6 +166,25 @@ static void print_human_tcp(const struct tcp_stats *t)
 	        t->congestion[0] != '\0' ? ", " : "", t->congestion, limits);
 }
 
+/* -P: "fastcat: -P: 4 connections: cwnd 1.2, 1.1, 1.3, 1.0 MiB; 0, 2, 0, 0 retransmits" */
+static void print_human_streams(const struct session *s)
+{
+	char cwnd[STRIPE_MAX * 12], retrans[STRIPE_MAX * 8];
+	size_t c = 0, r = 0;
+
+	for (unsigned i = 0; i < s->ep->stripes; i++) {
+		const struct tcp_stats *t = &s->streams[i];
+		int ok = t->valid && !isnan(t->cwnd_bytes);
+
+		c += (size_t)snprintf(cwnd + c, sizeof cwnd - c, "%s%.1f", i ? ", " : "",
+		                      ok ? t->cwnd_bytes / (double)MIB : 0.0);
+		r += (size_t)snprintf(retrans + r, sizeof retrans - r, "%s%.0f", i ? ", " : "",
+		                      t->valid && !isnan(t->retransmits) ? t->retransmits : 0.0);
+	}
+	fprintf(stderr, "fastcat: -P: %u connections: cwnd %s MiB; %s retransmits\n",
+	        s->ep->stripes, cwnd, retrans);
+}
+
 static void print_human(const struct session *s, int sndbuf, int rcvbuf, double now)
 {
 	const struct config *cfg = s->cfg;
@@ -183,6 +203,8 @@ static void print_human(const struct session *s, int sndbuf, int rcvbuf, double 
 	print_human_chunks(s, sndbuf, rcvbuf);
 	if (cfg->transport == &transport_tcp)
 		print_human_tcp(&s->tcp);
+	if (s->ep->stripes > 0)
+		print_human_streams(s);
 }
 
 /* A JSON string literal; addresses and errors can hold quotes or control bytes. */
@@ -278,10 +300,31 @@ static void json_tcp(char *out, size_t len, const struct tcp_stats *t)
 	snprintf(out + n, len - n, "}");
 }
 
+/* -P: ',"streams":[{...},...]', each connection's "tcp" object; "" when not striped. */
+static void json_streams(char *out, size_t len, const struct session *s)
+{
+	size_t n;
+
+	out[0] = '\0';
+	if (s->ep->stripes == 0 || len < 16)
+		return;
+	n = (size_t)snprintf(out, len, ",\"streams\":["); /* len >= 16 */
+	for (unsigned i = 0; i < s->ep->stripes && n + 2 < len; i++) {
+		if (i > 0)
+			out[n++] = ',';
+		json_tcp(out + n, len - n, &s->streams[i]);
+		n += strlen(out + n);
+	}
+	if (n + 2 <= len)
+		snprintf(out + n, len - n, "]");
+}
+
 static void print_json(const struct session *s, int final, int sndbuf, int rcvbuf, double now)
 {
 	const struct config *cfg = s->cfg;
 	char sent[512], received[512], local[160], peer[160], error[600], tcp[512] = "";
+	size_t streams_len = s->ep->stripes > 0 ? (size_t)s->ep->stripes * 512 : 1;
+	char *streams = malloc(streams_len); /* -P: up to 32 KiB, not on the stack */
 
 	json_flow(sent, sizeof sent, &s->sent, cfg->transport->datagram, cfg->checksum, 0, now);
 	json_flow(received, sizeof received, &s->received, cfg->transport->datagram, cfg->checksum,
@@ -298,18 +341,21 @@ static void print_json(const struct session *s, int final, int sndbuf, int rcvbu
 		memcpy(tcp, key, sizeof key - 1);
 		json_tcp(tcp + sizeof key - 1, sizeof tcp - (sizeof key - 1), &s->tcp);
 	}
+	if (streams != NULL)
+		json_streams(streams, streams_len, s);
 	fprintf(
 	    stderr,
 	    "{\"fastcat\":\"%s\",\"final\":%s,\"transport\":\"%s\",\"local\":%s,\"peer\":%s,"
 	    "\"chunk_size\":%zu,\"read_size\":%zu,\"write_size\":%zu,\"sndbuf\":%d,\"rcvbuf\":%d,"
-	    "\"sent\":%s,\"received\":%s%s,\"verified\":%s,\"exit_status\":%d,\"error\":%s}\n",
+	    "\"sent\":%s,\"received\":%s%s%s,\"verified\":%s,\"exit_status\":%d,\"error\":%s}\n",
 	    FASTCAT_VERSION, final ? "true" : "false", cfg->transport->name, local, peer,
 	    cfg->read_size > cfg->write_size ? cfg->read_size : cfg->write_size, cfg->read_size,
-	    cfg->write_size, sndbuf, rcvbuf, sent, received, tcp,
+	    cfg->write_size, sndbuf, rcvbuf, sent, received, tcp, streams != NULL ? streams : "",
 	    !cfg->verify         ? "null"
 	    : s->verify.verified ? "true"
 	                         : "false",
 	    s->exit_status, error);
+	free(streams);
 }
 
 /*
@@ -341,6 +387,46 @@ static void print_hints(const struct session *s, int sndbuf, double now)
 }
 
 /*
+ * -P: each connection's TCP_INFO, and the session's figures from them:
+ * windows, retransmits and rates add up; RTTs and the busy and limited
+ * times are the connections' mean (so the hint's parts of the time hold).
+ */
+static void read_streams(struct session *s)
+{
+	struct tcp_stats *t = &s->tcp;
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < s->ep->stripes; i++) {
+		const struct tcp_stats *c = &s->streams[i];
+
+		tcpinfo_read(s->ep->stripe[i], &s->streams[i]);
+		if (!c->valid)
+			continue;
+		if (n++ == 0) {
+			*t = *c;
+			continue;
+		}
+		t->rtt_ms += c->rtt_ms;
+		t->min_rtt_ms = c->min_rtt_ms < t->min_rtt_ms ? c->min_rtt_ms : t->min_rtt_ms;
+		t->rttvar_ms += c->rttvar_ms;
+		t->cwnd_bytes += c->cwnd_bytes;
+		t->retransmits += c->retransmits;
+		t->delivery_rate_bps += c->delivery_rate_bps;
+		t->pacing_rate_bps += c->pacing_rate_bps;
+		t->busy_s += c->busy_s;
+		t->rwnd_limited_s += c->rwnd_limited_s;
+		t->sndbuf_limited_s += c->sndbuf_limited_s;
+	}
+	if (n < 2)
+		return;
+	t->rtt_ms /= n;
+	t->rttvar_ms /= n;
+	t->busy_s /= n;
+	t->rwnd_limited_s /= n;
+	t->sndbuf_limited_s /= n;
+}
+
+/*
  * Print what the session moved so far. The buffer sizes are read now, not at
  * connect time, because TCP autotuning grows them during the transfer; a tcp
  * session's TCP_INFO is read here too, once a report, into s->tcp. The final
@@ -356,7 +442,9 @@ void report_print(struct session *s, int final)
 		return;
 	if (s->ep->fd >= 0)
 		sock_read_buffers(s->ep->fd, &sndbuf, &rcvbuf);
-	if (tcp && s->ep->fd >= 0)
+	if (tcp && s->ep->stripes > 0)
+		read_streams(s);
+	else if (tcp && s->ep->fd >= 0)
 		tcpinfo_read(s->ep->fd, &s->tcp); /* on failure the last figures stand */
 	if (s->cfg->report == REPORT_JSON)
 		print_json(s, final, sndbuf, rcvbuf, now);

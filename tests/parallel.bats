@@ -35,6 +35,20 @@ pxfer() {
   assert_output 0
 }
 
+@test "-P 4: the JSON report has a \"streams\" array of 4 TCP_INFO objects at both ends, and the session's \"tcp\" sums them" {
+  pxfer 4
+  local j
+  for j in "$CJSON" "$LJSON"; do
+    jq_true "$j" '(.streams | length) == 4'
+    jq_true "$j" '[.streams[] | .rtt_ms >= 0 and .cwnd_bytes > 0] | all'
+    jq_true "$j" '.tcp.cwnd_bytes == ([.streams[].cwnd_bytes] | add)'
+  done
+  fc_listen L2 -P 1
+  run -0 --separate-stderr fcx "$A" /dev/null -P 4 --report 127.0.0.1 "$L2_PORT"
+  [[ $stderr =~ fastcat:\ -P:\ 4\ connections:\ cwnd\ [0-9.]+,\ [0-9.]+,\ [0-9.]+,\ [0-9.]+\ MiB\;\ [0-9]+,\ [0-9]+,\ [0-9]+,\ [0-9]+\ retransmits ]] ||
+    fail "no per-connection line in: $stderr"
+}
+
 @test "-P 8: byte-exact; -v names 8 connections and one session at both ends" {
   fc_listen L -P 1
   run -0 --separate-stderr fcx "$A" "$T/c.out" -v -P 8 127.0.0.1 "$L_PORT"
