@@ -29,6 +29,7 @@ struct link_stats {
 	uint64_t qdrop;     /* dropped because the queue was full (drop-tail) */
 	uint64_t noroom;    /* dropped because the packet store was full (should stay 0) */
 	uint64_t werr;      /* writes the output tun refused (e.g. EIO while it is down) */
+	uint64_t reordered; /* written after a packet that arrived later (jitter with reorder) */
 };
 
 /* Packets in flight, in arrival order: records of a header and the packet, 8-byte aligned,
@@ -61,6 +62,7 @@ struct link {
 	int64_t busy_until; /* when the link has serialised the last accepted packet */
 	int64_t last_due;   /* latest due time given, so that without reorder none overtakes */
 	uint64_t seq;       /* arrival counter (heap ties) */
+	uint64_t seq_out;   /* 1 + the latest arrival number written so far (reorder only) */
 	struct ring ring;
 	struct heap heap;
 	int out_blocked;        /* the output tun said EAGAIN: wait for POLLOUT */

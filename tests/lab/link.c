@@ -259,8 +259,13 @@ int link_deliver(struct link *l, int64_t now)
 			n++;
 		}
 		h->done = 1;
-		if (l->p.reorder)
+		if (l->p.reorder) {
+			if (l->heap.v[0].seq < l->seq_out)
+				l->st.reordered++;
+			else
+				l->seq_out = l->heap.v[0].seq + 1;
 			heap_pop(&l->heap);
+		}
 		while ((h = ring_head(&l->ring)) != NULL && h->done)
 			ring_pop(&l->ring);
 	}
@@ -274,6 +279,7 @@ void link_print_stats(const struct link *l)
 	fprintf(stderr,
 	        "delayline: %s: %" PRIu64 " packets in, %" PRIu64 " out (%" PRIu64
 	        " bytes), %" PRIu64 " lost, %" PRIu64 " queue drops, %" PRIu64 " no room, %" PRIu64
-	        " write errors\n",
-	        l->name, s->in, s->out, s->out_bytes, s->lost, s->qdrop, s->noroom, s->werr);
+	        " write errors, %" PRIu64 " reordered\n",
+	        l->name, s->in, s->out, s->out_bytes, s->lost, s->qdrop, s->noroom, s->werr,
+	        s->reordered);
 }
