@@ -218,7 +218,7 @@ _wanlab_stop_delayline() {
   local pid n=0
   pid=$(cat "$1/delayline.pid" 2>/dev/null) || return 0
   [[ $pid =~ ^[0-9]+$ ]] || return 0
-  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q "delayline .* ${WL_A} ${WL_B} $" || return 0
+  { tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null | grep -q "delayline .* ${WL_A} ${WL_B} $" || return 0
   kill -TERM "$pid" 2>/dev/null || true
   while _wanlab_alive "$pid" && ((n++ < 100)); do sleep 0.02; done
   kill -KILL "$pid" 2>/dev/null || true

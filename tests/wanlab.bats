@@ -73,7 +73,7 @@ fc_over_lab() {
   [[ ! -e $WL_RUN/$name ]] || fail "$WL_RUN/$name is left"
   if [[ -n $pid ]] && _wanlab_alive "$pid"; then fail "the delay line (pid $pid) still runs"; fi
   for f in /proc/[0-9]*/cmdline; do
-    [[ $(tr '\0' ' ' <"$f" 2>/dev/null) != *"${name}a ${name}b"* ]] || fail "left running: $f"
+    [[ $({ tr '\0' ' ' <"$f"; } 2>/dev/null) != *"${name}a ${name}b"* ]] || fail "left running: $f"
   done
   assert_equal "$(sysctl -n net.ipv4.tcp_allowed_congestion_control)" "$before"
 }
