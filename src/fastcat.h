@@ -334,6 +334,10 @@ extern const struct transport transport_tcp, transport_udp, transport_unix, tran
 /* zerocopy-linux.c or zerocopy-none.c, chosen by configure */
 int zerocopy_available(void); /* the rest, for copy.c, is in flow.h */
 
+/* wire.c: big-endian numbers of the wire formats */
+void wire_put(unsigned char *, uint64_t, int);
+uint64_t wire_get(const unsigned char *, int);
+
 /* units.c */
 int units_parse_size(const char *, uint64_t *);
 int units_parse_port(const char *, int, int *);

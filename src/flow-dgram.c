@@ -19,17 +19,12 @@
 
 static void seq_encode(unsigned char *h, uint64_t seq)
 {
-	for (int i = SEQ_HEADER - 1; i >= 0; i--, seq >>= 8)
-		h[i] = (unsigned char)seq;
+	wire_put(h, seq, SEQ_HEADER);
 }
 
 static uint64_t seq_decode(const unsigned char *h)
 {
-	uint64_t seq = 0;
-
-	for (int i = 0; i < SEQ_HEADER; i++)
-		seq = seq << 8 | h[i];
-	return seq;
+	return wire_get(h, SEQ_HEADER);
 }
 
 /*

@@ -9,21 +9,6 @@
 const char stripe_hello[STRIPE_HELLO_BYTES] = "FASTCAT-STRIPE1\n";
 static const unsigned char join_magic[4] = {'F', 'C', 'S', 'J'};
 
-static void put_be(unsigned char *p, uint64_t v, int bytes)
-{
-	for (int i = bytes - 1; i >= 0; i--, v >>= 8)
-		p[i] = (unsigned char)v;
-}
-
-static uint64_t get_be(const unsigned char *p, int bytes)
-{
-	uint64_t v = 0;
-
-	for (int i = 0; i < bytes; i++)
-		v = v << 8 | p[i];
-	return v;
-}
-
 /* The receiver's hello in buf? 1: all of it, 0: len bytes of its start, -1: no. */
 int stripe_hello_seen(const unsigned char *buf, size_t len)
 {
@@ -39,9 +24,9 @@ void stripe_join_encode(unsigned char *p, const struct stripe_join *j)
 	memset(p, 0, STRIPE_JOIN_BYTES);
 	memcpy(p, join_magic, sizeof join_magic);
 	p[4] = STRIPE_VERSION;
-	put_be(p + 6, j->count, 2);
-	put_be(p + 8, j->index, 2);
-	put_be(p + 12, j->session, 8);
+	wire_put(p + 6, j->count, 2);
+	wire_put(p + 8, j->index, 2);
+	wire_put(p + 12, j->session, 8);
 }
 
 /* 0, or -1 when the bytes are not a join this version knows (or its numbers make no sense). */
@@ -52,9 +37,9 @@ int stripe_join_decode(const unsigned char *p, struct stripe_join *j)
 	if (memcmp(p, join_magic, sizeof join_magic) != 0 || p[4] != STRIPE_VERSION || p[5] != 0 ||
 	    p[10] != 0 || p[11] != 0 || memcmp(p + 20, zero, sizeof zero) != 0)
 		return -1;
-	j->count = (unsigned)get_be(p + 6, 2);
-	j->index = (unsigned)get_be(p + 8, 2);
-	j->session = get_be(p + 12, 8);
+	j->count = (unsigned)wire_get(p + 6, 2);
+	j->index = (unsigned)wire_get(p + 8, 2);
+	j->session = wire_get(p + 12, 8);
 	return j->count >= 1 && j->count <= STRIPE_MAX && j->index < j->count ? 0 : -1;
 }
 
@@ -63,9 +48,9 @@ void stripe_chunk_encode(unsigned char *p, const struct stripe_chunk *c)
 	memset(p, 0, STRIPE_CHUNK_BYTES);
 	p[0] = (unsigned char)c->type;
 	p[1] = (unsigned char)c->flags;
-	put_be(p + 2, c->count, 2);
-	put_be(p + 4, c->len, 4);
-	put_be(p + 8, c->offset, 8);
+	wire_put(p + 2, c->count, 2);
+	wire_put(p + 4, c->len, 4);
+	wire_put(p + 8, c->offset, 8);
 }
 
 /* 0, or -1 for a header no sender writes. */
@@ -73,9 +58,9 @@ int stripe_chunk_decode(const unsigned char *p, struct stripe_chunk *c)
 {
 	c->type = p[0];
 	c->flags = p[1];
-	c->count = (unsigned)get_be(p + 2, 2);
-	c->len = (uint32_t)get_be(p + 4, 4);
-	c->offset = get_be(p + 8, 8);
+	c->count = (unsigned)wire_get(p + 2, 2);
+	c->len = (uint32_t)wire_get(p + 4, 4);
+	c->offset = wire_get(p + 8, 8);
 	switch (c->type) {
 	case STRIPE_END:
 		return c->len == STRIPE_TRAILER_BYTES && (c->flags & ~STRIPE_HAS_DIGEST) == 0 &&
@@ -95,12 +80,12 @@ int stripe_chunk_decode(const unsigned char *p, struct stripe_chunk *c)
 /* An END's or VERDICT's XXH64, after its header. */
 void stripe_trailer_put(unsigned char *p, uint64_t digest)
 {
-	put_be(p, digest, 8);
+	wire_put(p, digest, 8);
 }
 
 uint64_t stripe_trailer_get(const unsigned char *p)
 {
-	return get_be(p, 8);
+	return wire_get(p, 8);
 }
 
 /* The first bytes of a join? (so a stranger is refused at its first wrong byte) */

@@ -10,27 +10,6 @@
 
 static const char hello[VERIFY_HELLO_BYTES] = "FASTCAT-VERIFY1\n";
 
-static void put_be32(unsigned char *p, uint32_t v)
-{
-	for (int i = 3; i >= 0; i--, v >>= 8)
-		p[i] = (unsigned char)v;
-}
-
-static void put_be64(unsigned char *p, uint64_t v)
-{
-	for (int i = 7; i >= 0; i--, v >>= 8)
-		p[i] = (unsigned char)v;
-}
-
-static uint64_t get_be(const unsigned char *p, int n)
-{
-	uint64_t v = 0;
-
-	for (int i = 0; i < n; i++)
-		v = v << 8 | p[i];
-	return v;
-}
-
 void verify_hello_put(unsigned char *out)
 {
 	memcpy(out, hello, VERIFY_HELLO_BYTES);
@@ -52,12 +31,12 @@ size_t verify_encode(unsigned char *out, const struct frame *fr)
 	out[0] = (unsigned char)fr->type;
 	out[1] = out[2] = out[3] = 0;
 	if (fr->type == FRAME_DATA) {
-		put_be32(out + 4, fr->len);
+		wire_put(out + 4, fr->len, 4);
 		return FRAME_HEADER;
 	}
-	put_be32(out + 4, FRAME_TRAILER - FRAME_HEADER);
-	put_be64(out + FRAME_HEADER, fr->bytes);
-	put_be64(out + FRAME_HEADER + 8, fr->digest);
+	wire_put(out + 4, FRAME_TRAILER - FRAME_HEADER, 4);
+	wire_put(out + FRAME_HEADER, fr->bytes, 8);
+	wire_put(out + FRAME_HEADER + 8, fr->digest, 8);
 	return FRAME_TRAILER;
 }
 
@@ -78,7 +57,7 @@ int verify_decode(const unsigned char *buf, size_t len, struct frame *out)
 			return -1;
 	if (len < FRAME_HEADER)
 		return 0;
-	n = (uint32_t)get_be(buf + 4, 4);
+	n = (uint32_t)wire_get(buf + 4, 4);
 	memset(out, 0, sizeof *out);
 	out->type = (enum frame_type)buf[0];
 	if (out->type == FRAME_DATA) {
@@ -91,8 +70,8 @@ int verify_decode(const unsigned char *buf, size_t len, struct frame *out)
 		return -1;
 	if (len < FRAME_TRAILER)
 		return 0;
-	out->bytes = get_be(buf + FRAME_HEADER, 8);
-	out->digest = get_be(buf + FRAME_HEADER + 8, 8);
+	out->bytes = wire_get(buf + FRAME_HEADER, 8);
+	out->digest = wire_get(buf + FRAME_HEADER + 8, 8);
 	return FRAME_TRAILER;
 }
 
@@ -179,11 +158,11 @@ size_t verify_ctl_encode(unsigned char *out, const struct ctl *c)
 	out[6] = out[7] = 0;
 	switch (c->type) {
 	case CTL_HELLO: out[CTL_HEADER] = (unsigned char)c->flags; break;
-	case CTL_VERDICT: put_be64(out + CTL_HEADER + 24, c->lost); /* fall through */
+	case CTL_VERDICT: wire_put(out + CTL_HEADER + 24, c->lost, 8); /* fall through */
 	case CTL_END:
-		put_be64(out + CTL_HEADER, c->datagrams);
-		put_be64(out + CTL_HEADER + 8, c->bytes);
-		put_be64(out + CTL_HEADER + 16, c->digest);
+		wire_put(out + CTL_HEADER, c->datagrams, 8);
+		wire_put(out + CTL_HEADER + 8, c->bytes, 8);
+		wire_put(out + CTL_HEADER + 16, c->digest, 8);
 		break;
 	default: break;
 	}
@@ -211,11 +190,11 @@ int verify_ctl_decode(const unsigned char *head, const unsigned char *body, size
 			return -1;
 		out->flags = body[0];
 		break;
-	case CTL_VERDICT: out->lost = get_be(body + 24, 8); /* fall through */
+	case CTL_VERDICT: out->lost = wire_get(body + 24, 8); /* fall through */
 	case CTL_END:
-		out->datagrams = get_be(body, 8);
-		out->bytes = get_be(body + 8, 8);
-		out->digest = get_be(body + 16, 8);
+		out->datagrams = wire_get(body, 8);
+		out->bytes = wire_get(body + 8, 8);
+		out->digest = wire_get(body + 16, 8);
 		break;
 	default: break;
 	}

@@ -6,18 +6,8 @@
 load helpers
 load wanlab
 
-setup() {
-  WL_SKIP=$(wanlab_skip_reason)
-  [[ -z $WL_SKIP ]] || skip "$WL_SKIP"
-  T=$BATS_TEST_TMPDIR
-  LAB=$(wanlab_name "$BATS_TEST_NUMBER")
-}
-
-teardown() {
-  dump_logs
-  fc_cleanup
-  wanlab_down
-}
+setup() { wanlab_test_setup; }
+teardown() { wanlab_test_teardown; }
 
 # lab_xfer IN SECS LISTENER-OPTS -- SENDER-OPTS: IN from host A to a fastcat listener on host
 # B; both must exit 0 and B's output be IN. Sets CJSON and LJSON (both ends --report=json).

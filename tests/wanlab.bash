@@ -277,3 +277,18 @@ wanlab_stats() {
   done
   tail -n 2 "$WL_DELAYLINE_LOG" | sed 's/^delayline: //'
 }
+
+# For a bats file of lab tests (after `load helpers; load wanlab`): setup() skips where the
+# lab cannot run and names this test's lab (LAB; T is its directory), teardown() takes it down.
+wanlab_test_setup() {
+  WL_SKIP=$(wanlab_skip_reason)
+  [[ -z $WL_SKIP ]] || skip "$WL_SKIP"
+  T=$BATS_TEST_TMPDIR
+  LAB=$(wanlab_name "$BATS_TEST_NUMBER")
+}
+
+wanlab_test_teardown() {
+  dump_logs
+  fc_cleanup
+  wanlab_down
+}

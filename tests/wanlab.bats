@@ -7,18 +7,8 @@
 load helpers
 load wanlab
 
-setup() {
-  WL_SKIP=$(wanlab_skip_reason)
-  [[ -z $WL_SKIP ]] || skip "$WL_SKIP"
-  T=$BATS_TEST_TMPDIR
-  LAB=$(wanlab_name "$BATS_TEST_NUMBER")
-}
-
-teardown() {
-  dump_logs
-  fc_cleanup
-  wanlab_down
-}
+setup() { wanlab_test_setup; }
+teardown() { wanlab_test_teardown; }
 
 needs_ping() { command -v ping >/dev/null || skip "needs ping (apt-get install iputils-ping)"; }
 

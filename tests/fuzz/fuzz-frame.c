@@ -45,15 +45,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(cond, ...)                                                                           \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "fuzz-frame: %s: ", #cond);                                \
-			fprintf(stderr, __VA_ARGS__);                                              \
-			fputc('\n', stderr);                                                       \
-			abort();                                                                   \
-		}                                                                                  \
-	} while (0)
+#define FUZZ_NAME "fuzz-frame"
+#include "fuzz-check.h"
 
 /* verify_decode on exactly the first len bytes, in a block of their own. */
 static int decode(const uint8_t *data, size_t len, struct frame *out)

@@ -24,15 +24,8 @@
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(cond, ...)                                                                           \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "fuzz-options: %s: ", #cond);                              \
-			fprintf(stderr, __VA_ARGS__);                                              \
-			fputc('\n', stderr);                                                       \
-			abort();                                                                   \
-		}                                                                                  \
-	} while (0)
+#define FUZZ_NAME "fuzz-options"
+#include "fuzz-check.h"
 
 /* --help and --version print on stdout: keep libFuzzer's output readable. */
 int LLVMFuzzerInitialize(int *argc, char ***argv)

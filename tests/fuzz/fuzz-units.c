@@ -22,15 +22,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(cond, ...)                                                                           \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "fuzz-units: %s: ", #cond);                                \
-			fprintf(stderr, __VA_ARGS__);                                              \
-			fputc('\n', stderr);                                                       \
-			abort();                                                                   \
-		}                                                                                  \
-	} while (0)
+#define FUZZ_NAME "fuzz-units"
+#include "fuzz-check.h"
 
 /* Leading digits of s: how many, and their value saturated at UINT64_MAX (*big set). */
 static size_t digits(const char *s, uint64_t *value, int *big)

@@ -1,0 +1,20 @@
+/* wire.c: numbers in network byte order, for every wire format (--verify, --seq, -P). */
+#include "config.h"
+
+#include "fastcat.h"
+
+/* The low `bytes` bytes of v at p, most significant first. */
+void wire_put(unsigned char *p, uint64_t v, int bytes)
+{
+	for (int i = bytes - 1; i >= 0; i--, v >>= 8)
+		p[i] = (unsigned char)v;
+}
+
+uint64_t wire_get(const unsigned char *p, int bytes)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < bytes; i++)
+		v = v << 8 | p[i];
+	return v;
+}
