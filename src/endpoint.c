@@ -360,23 +360,41 @@ int endpoint_accept(const struct config *cfg, struct listener *l, struct endpoin
 }
 
 /*
- * -P: another connection of the session, to the address the first one
- * reached (not resolved again). 0 with *fd, or an exit status with err.
+ * -P: start another connection of the session to the address the first one
+ * reached (not resolved again), without waiting for it, so that the
+ * handshakes of all of them overlap. 0 with *fd, or an exit status with err.
  */
-int endpoint_connect_more(const struct config *cfg, const struct endpoint *ep, int *fd, char *err,
-                          size_t errlen)
+int endpoint_connect_start(const struct config *cfg, const struct endpoint *ep, int *fd, char *err,
+                           size_t errlen)
 {
 	struct sockaddr_storage peer;
 	socklen_t len = sizeof peer;
-	struct endpoint more = {.fd = -1};
 	int why;
 
 	if (getpeername(ep->fd, (struct sockaddr *)&peer, &len) != 0) {
 		snprintf(err, errlen, "getpeername: %s", strerror(errno));
 		return EXIT_RUNTIME;
 	}
-	*fd = connect_addr(cfg, &more, (struct sockaddr *)&peer, len, &why, err, errlen);
-	if (*fd >= 0)
+	*fd = sock_open(cfg, peer.ss_family, err, errlen);
+	if (*fd < 0)
+		return EXIT_RUNTIME;
+	sock_set_nonblock(*fd, 1);
+	if (connect(*fd, (struct sockaddr *)&peer, len) == 0 || errno == EINPROGRESS)
+		return 0;
+	why = errno;
+	close(*fd);
+	*fd = -1;
+	connect_error(cfg, ep->peer, why, err, errlen);
+	return connect_status(why);
+}
+
+/* -P: wait (at most -w) for a connect endpoint_connect_start began. 0, or an exit status. */
+int endpoint_connect_finish(const struct config *cfg, const struct endpoint *ep, int fd, char *err,
+                            size_t errlen)
+{
+	int why = connect_wait(fd, cfg->timeout_ms);
+
+	if (why == 0)
 		return 0;
 	connect_error(cfg, ep->peer, why, err, errlen);
 	return connect_status(why);

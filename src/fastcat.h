@@ -277,7 +277,8 @@ int endpoint_connect(const struct config *, struct endpoint *, char *, size_t);
 int endpoint_accept(const struct config *, struct listener *, struct endpoint *, char *, size_t);
 void endpoint_abort(const struct config *, struct endpoint *);
 void endpoint_close(struct endpoint *);
-int endpoint_connect_more(const struct config *, const struct endpoint *, int *, char *, size_t);
+int endpoint_connect_start(const struct config *, const struct endpoint *, int *, char *, size_t);
+int endpoint_connect_finish(const struct config *, const struct endpoint *, int, char *, size_t);
 int endpoint_accept_pending(const struct config *, struct listener *, int *);
 void endpoint_refuse(int);
 

@@ -120,7 +120,8 @@ static int join_one(const struct config *cfg, int fd, const struct stripe_join *
 
 /*
  * -P N, sending: ep->fd is connected; tie it and N - 1 more connections to
- * the same address into one session. 0, or an exit status with err. A
+ * the same address into one session, the others connecting all at once
+ * once the first has shown a -P receiver. 0, or an exit status with err. A
  * refusal resets the connection, so a plain fastcat at the other end does
  * not take the empty stream for a finished one.
  */
@@ -131,19 +132,21 @@ int stripe_connect(const struct config *cfg, struct endpoint *ep, char *err, siz
 
 	ep->stripe[0] = ep->fd;
 	ep->stripes = 1;
-	for (unsigned i = 0; i < cfg->parallel; i++) {
-		if (i > 0) {
-			rc = endpoint_connect_more(cfg, ep, &ep->stripe[i], err, errlen);
-			if (rc != 0)
-				return rc;
-			ep->stripes = i + 1;
-		}
+	/* the first one tells a -P receiver from a plain peer before any other connects */
+	rc = join_one(cfg, ep->fd, &j, ep->peer, err, errlen);
+	for (unsigned i = 1; rc == 0 && i < cfg->parallel; i++) {
+		rc = endpoint_connect_start(cfg, ep, &ep->stripe[i], err, errlen);
+		ep->stripes += rc == 0;
+	}
+	for (unsigned i = 1; rc == 0 && i < cfg->parallel; i++) {
 		j.index = i;
-		rc = join_one(cfg, ep->stripe[i], &j, ep->peer, err, errlen);
-		if (rc != 0) {
-			endpoint_abort(cfg, ep);
-			return rc;
-		}
+		rc = endpoint_connect_finish(cfg, ep, ep->stripe[i], err, errlen);
+		if (rc == 0)
+			rc = join_one(cfg, ep->stripe[i], &j, ep->peer, err, errlen);
+	}
+	if (rc != 0) {
+		endpoint_abort(cfg, ep);
+		return rc;
 	}
 	log_verbose("-P: %u connections to %s, session %016llx", ep->stripes, ep->peer,
 	            (unsigned long long)j.session);
