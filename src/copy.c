@@ -181,9 +181,7 @@ int copy_write(struct flow *f, size_t want)
 	case IO_FAILED:
 		if (copy_unsupported(errno))
 			return flow_fall_back(f, 1);
-		f->failed_write_len = want;
-		flow_failed(f, 1, errno);
-		return -1;
+		return flow_write_failed(f, want);
 	}
 	return 0;
 }

@@ -338,6 +338,7 @@ int zerocopy_available(void); /* the rest, for copy.c, is in flow.h */
 /* wire.c: big-endian numbers of the wire formats */
 void wire_put(unsigned char *, uint64_t, int);
 uint64_t wire_get(const unsigned char *, int);
+int wire_match(const unsigned char *, size_t, const void *, size_t);
 
 /* units.c */
 int units_parse_size(const char *, uint64_t *);

@@ -169,10 +169,7 @@ static int stripe_write(struct flow *f)
 	case IO_AGAIN: f->stdio_ready = 0; return 0;
 	case IO_END:
 	case IO_INTERRUPTED: return 0;
-	case IO_FAILED:
-		f->failed_write_len = len;
-		flow_failed(f, 1, errno);
-		return -1;
+	case IO_FAILED: return flow_write_failed(f, len);
 	}
 	if (f->checksum)
 		digest_update(&f->stats->digest, h->data + h->written, (size_t)n);

@@ -229,10 +229,7 @@ int flow_verify_write(struct flow *f, size_t want)
 	case IO_AGAIN: flow_set_dst_ready(f, 0); break;
 	case IO_END:
 	case IO_INTERRUPTED: break;
-	case IO_FAILED:
-		f->failed_write_len = len;
-		flow_failed(f, 1, errno);
-		return -1;
+	case IO_FAILED: return flow_write_failed(f, len);
 	}
 	return 0;
 }

@@ -29,6 +29,14 @@ void flow_failed(struct flow *f, int is_write, int err)
 	f->err_on_write = is_write;
 }
 
+/* A write to the destination failed (errno): what it tried to move goes into the message. */
+int flow_write_failed(struct flow *f, size_t len)
+{
+	f->failed_write_len = len;
+	flow_failed(f, 1, errno);
+	return -1;
+}
+
 /* Every read that brought bytes is counted here, whichever way it came. */
 void flow_count_read(struct flow *f, size_t n)
 {
@@ -239,10 +247,7 @@ static int flow_write(struct flow *f, size_t want)
 	case IO_AGAIN: flow_set_dst_ready(f, 0); break;
 	case IO_END:
 	case IO_INTERRUPTED: break;
-	case IO_FAILED:
-		f->failed_write_len = want;
-		flow_failed(f, 1, errno);
-		return -1;
+	case IO_FAILED: return flow_write_failed(f, want);
 	}
 	return 0;
 }

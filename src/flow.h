@@ -154,6 +154,7 @@ int flow_poll_events(const struct flow *, struct pollfd *);
 void flow_poll_result(struct flow *, const struct pollfd *, int);
 long flow_wait_ms(const struct flow *, double);
 void flow_failed(struct flow *, int, int);
+int flow_write_failed(struct flow *, size_t);
 int flow_fall_back(struct flow *, int);
 void flow_source_dry(struct flow *);
 void flow_count_read(struct flow *, size_t);

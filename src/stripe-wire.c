@@ -12,11 +12,7 @@ static const unsigned char join_magic[4] = {'F', 'C', 'S', 'J'};
 /* The receiver's hello in buf? 1: all of it, 0: len bytes of its start, -1: no. */
 int stripe_hello_seen(const unsigned char *buf, size_t len)
 {
-	size_t n = len < STRIPE_HELLO_BYTES ? len : STRIPE_HELLO_BYTES;
-
-	if (memcmp(buf, stripe_hello, n) != 0)
-		return -1;
-	return n == STRIPE_HELLO_BYTES ? 1 : 0;
+	return wire_match(buf, len, stripe_hello, STRIPE_HELLO_BYTES);
 }
 
 void stripe_join_encode(unsigned char *p, const struct stripe_join *j)

@@ -18,11 +18,7 @@ void verify_hello_put(unsigned char *out)
 /* 1: the whole hello; 0: a proper prefix of it, wait for more; -1: something else. */
 int verify_hello(const unsigned char *buf, size_t len)
 {
-	size_t n = len < VERIFY_HELLO_BYTES ? len : VERIFY_HELLO_BYTES;
-
-	if (memcmp(buf, hello, n) != 0)
-		return -1;
-	return n == VERIFY_HELLO_BYTES ? 1 : 0;
+	return wire_match(buf, len, hello, VERIFY_HELLO_BYTES);
 }
 
 /* Encode a frame's header (and an END's or VERDICT's count and digest). Returns its bytes. */
