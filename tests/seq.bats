@@ -24,19 +24,25 @@ setup() {
 
 @test "--seq over UDP with a receiver that cannot keep up: received + lost = sent, exit 5 naming the loss" {
   mkpayload "$T/A" 20971520
-  # a 64 KiB receive buffer overflows at once; the pause before stdin's EOF lets the
-  # receiver drain it, so the EOF datagram itself is not among the losses
+  # The receiver is stopped (SIGSTOP) for 1 s once the first datagram has reached it,
+  # while the sender sends the rest: its small receive buffer must overflow, however
+  # fast it would have drained it. The pause before stdin's EOF lets it drain, so the
+  # EOF datagram itself is not among the losses.
   fc_listen L -u --seq -I 64k --report=json
-  run -0 --separate-stderr bash -c '{ cat "$1"; sleep 0.5; } | "$FASTCAT" -u --seq --report=json 127.0.0.1 "$2" >"$3"' \
-    _ "$T/A" "$L_PORT" "$T/c.out"
+  (wait_for_line "$T/L.err" 'connection from' "$L_PID" && kill -STOP "$L_PID" && sleep 1
+    kill -CONT "$L_PID") 2>/dev/null &
+  local stopper=$!
+  run -0 --separate-stderr bash -c '{ head -c 65536 "$1"; sleep 0.3; tail -c +65537 "$1"; sleep 1.5; } |
+    "$FASTCAT" -u --seq --report=json 127.0.0.1 "$2" >"$3"' _ "$T/A" "$L_PORT" "$T/c.out"
   printf '%s\n' "$stderr" >"$T/c.err"
+  wait "$stopper" || true
   local rc sent got lost
   wait_exit rc "$L_PID" 20
   assert_equal "listener exit $rc" "listener exit 5"
   sent=$(jq -r .sent.datagrams <<<"$(json_report "$T/c.err")")
   got=$(jq -r .received.datagrams <<<"$(json_report "$T/L.err")")
   lost=$(jq -r .received.lost <<<"$(json_report "$T/L.err")")
-  ((lost > 0)) || fail "nothing lost with a 4 KiB receive buffer: the test proves nothing"
+  ((lost > 0)) || fail "nothing lost while the receiver was stopped: the test proves nothing"
   assert_equal "received $got + lost $lost" "received $got + lost $((sent - got))"
   grep -qx "fastcat: $lost datagrams lost (--seq found gaps in the sequence numbers)" "$T/L.err" ||
     fail "no loss message in: $(cat "$T/L.err")"
