@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "fastcat.h"
+#include "stripe.h"
 #include "transport.h"
 #include "verify.h"
 
@@ -442,6 +443,8 @@ void endpoint_abort(const struct config *cfg, struct endpoint *ep)
 /* Close, and remove a temporary Unix address this end bound. */
 void endpoint_close(struct endpoint *ep)
 {
+	stripe_growth_free(ep->growth);
+	ep->growth = NULL;
 	if (ep->fd >= 0)
 		close(ep->fd);
 	ep->fd = -1;

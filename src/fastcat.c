@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "fastcat.h"
+#include "stripe.h"
 #include "transport.h"
 
 /* Relay one connection and report it. Returns its exit status. */
@@ -87,7 +88,7 @@ static int run_listener(const struct config *cfg)
 			status = rc;
 			break;
 		}
-		if (!cfg->keep_listening)
+		if (!cfg->keep_listening && ep.growth == NULL) /* -P auto: more may join */
 			listener_stop_accepting(cfg, &l);
 		status = session_run(cfg, &ep);
 	} while (cfg->keep_listening && !signal_stop);

@@ -192,6 +192,8 @@ struct tcp_stats {
 	double busy_s;            /* seconds with data to send (>= 4.10) ... */
 	double rwnd_limited_s;    /* ... of them held back by the peer's receive window */
 	double sndbuf_limited_s;  /* ... of them held back by our send buffer */
+	double bytes_acked;       /* the peer acknowledged, all told (>= 4.1; -P auto's goodput) */
+	double snd_wnd_bytes;     /* the peer's receive window (>= 5.4) */
 	char congestion[16];      /* TCP_CONGESTION read back; "" = unknown */
 };
 
@@ -202,10 +204,11 @@ struct endpoint {
 	int rcvbuf;      /* effective SO_RCVBUF read back from the kernel */
 	char local[112]; /* printable "addr:port", Unix path or "@name" */
 	char peer[112];
-	char bound_path[112];   /* a temporary Unix path this end bound, removed at close */
-	int cannot_send;        /* the datagram peer has no address to answer to */
-	int stripe[STRIPE_MAX]; /* -P: the session's connections by index; stripe[0] == fd */
-	unsigned stripes;       /* -P: how many; 0 = one plain connection (fd) */
+	char bound_path[112];         /* a temporary Unix path this end bound, removed at close */
+	int cannot_send;              /* the datagram peer has no address to answer to */
+	int stripe[STRIPE_MAX];       /* -P: the session's connections by index; stripe[0] == fd */
+	unsigned stripes;             /* -P: how many; 0 = one plain connection (fd) */
+	struct stripe_growth *growth; /* -P auto: connections still joining (stripe.c) */
 };
 
 /* A listening socket kept across connections with -k; for a datagram transport, the socket itself.
@@ -281,11 +284,6 @@ int endpoint_connect_start(const struct config *, const struct endpoint *, int *
 int endpoint_connect_finish(const struct config *, const struct endpoint *, int, char *, size_t);
 int endpoint_accept_pending(const struct config *, struct listener *, int *);
 void endpoint_refuse(int);
-
-/* stripe.c */
-int stripe_connect(const struct config *, struct endpoint *, char *, size_t);
-int stripe_accept(const struct config *, struct listener *, struct endpoint *, char *, size_t);
-void stripe_conclude(struct session *);
 
 /* listener.c */
 int listener_open(const struct config *, struct listener *, char *, size_t);

@@ -56,9 +56,14 @@ static int stripe_end_mark(struct flow *f, unsigned i, const struct stripe_chunk
 	struct in_conn *c = &s->in[i];
 	uint64_t digest = stripe_trailer_get(c->hdr + STRIPE_CHUNK_BYTES);
 
-	if (ch->count != s->n)
+	/* -P auto: connections the ENDs count may still be on their way in */
+	if (s->grows ? ch->count < s->n || ch->count > STRIPE_AUTO_MAX : ch->count != s->n)
 		return stripe_fail(f, (int)i, EXIT_PEER, "an end mark for %u connections, not %u",
 		                   ch->count, s->n);
+	if (s->ended > 0 && ch->count != s->expect)
+		return stripe_fail(f, (int)i, EXIT_PEER, "end marks disagree (%u, %u connections)",
+		                   ch->count, s->expect);
+	s->expect = ch->count;
 	if (s->ended > 0 &&
 	    (ch->offset != s->total || ch->flags != s->end_flags || digest != s->end_digest))
 		return stripe_fail(f, (int)i, EXIT_PEER, "end marks disagree (%llu, %llu bytes)",
@@ -244,7 +249,8 @@ enum pump_result stripe_pump_receive(struct flow *f)
 			moved |= rc;
 		}
 		/* every connection closed: what is held still goes out, unless a gap stops it */
-		if (s->eofs == s->n && (s->held == NULL || s->held->offset > s->offset))
+		if (s->eofs == s->n && s->n == s->expect &&
+		    (s->held == NULL || s->held->offset > s->offset))
 			return stripe_finish(f);
 		if (!moved)
 			return PUMP_BLOCKED;

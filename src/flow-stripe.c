@@ -98,7 +98,10 @@ static int stripe_read(struct flow *f, unsigned i)
 	switch (io_result(n)) {
 	case IO_MOVED: break;
 	case IO_END: f->src_eof = 1; return 1; /* news too: the ENDs go next */
-	case IO_AGAIN: flow_source_dry(f); return 0;
+	case IO_AGAIN:
+		s->dry++;
+		flow_source_dry(f);
+		return 0;
 	case IO_INTERRUPTED: return 0;
 	case IO_FAILED: flow_failed(f, 0, errno); return -1;
 	}
@@ -191,6 +194,8 @@ static enum pump_result stripe_pump_send(struct flow *f)
 			return PUMP_FINISHED;
 		}
 		int i = f->src_eof || !f->stdio_ready ? -1 : stripe_free_conn(f);
+		if (i < 0 && !f->src_eof && f->stdio_ready)
+			s->full++; /* -P auto: the connections, not stdin, set the pace */
 		if (i >= 0 && (rc = stripe_read(f, (unsigned)i)) != 0) {
 			if (rc < 0)
 				return PUMP_FAILED;
@@ -264,6 +269,23 @@ int flow_stripe_init(struct flow *f, unsigned n, int verify)
 	for (unsigned i = 0; f->kind == FLOW_SEND && i < n; i++)
 		if ((s->out[i].buf = malloc(STRIPE_CHUNK_BYTES + room)) == NULL)
 			return -1;
+	return 0;
+}
+
+/* -P auto: connection fd joined the session; it takes the next slot. 0, or -1 (no memory). */
+int flow_stripe_attach(struct flow *f, int fd)
+{
+	struct stripe_flow *s = f->stripe;
+	size_t room = f->read_size > STRIPE_TRAILER_BYTES ? f->read_size : STRIPE_TRAILER_BYTES;
+	unsigned i = s->n;
+
+	if (i == STRIPE_MAX ||
+	    (f->kind == FLOW_SEND && (s->out[i].buf = malloc(STRIPE_CHUNK_BYTES + room)) == NULL))
+		return -1;
+	f->net.fd[i] = fd;
+	f->net.ready[i] = 1;
+	f->net.n++;
+	s->n++;
 	return 0;
 }
 

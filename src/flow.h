@@ -166,6 +166,7 @@ int flow_stripe_init(struct flow *, unsigned, int);
 enum pump_result flow_stripe_pump(struct flow *);
 int flow_stripe_poll_events(const struct flow *, struct pollfd *);
 const char *flow_stripe_failure(const struct flow *, int *);
+int flow_stripe_attach(struct flow *, int);
 void flow_stripe_free(struct flow *);
 int stripe_fail(struct flow *, int, int, const char *, ...) __attribute__((format(printf, 4, 5)));
 int stripe_socket_failed(struct flow *, int, const char *);

@@ -169,9 +169,6 @@ static int check_parallel(struct config *cfg, const struct seen *seen, char *err
 		                  "-P and %s: a striped session is one way, the sender's stdin to "
 		                  "the receiver's stdout",
 		                  cfg->recv_only ? "-d" : "--send-only");
-	if (cfg->parallel_auto && !cfg->listen)
-		return log_format(err, errlen, EXIT_USAGE,
-		                  "-P auto: not supported yet; give the number of connections");
 	return 0;
 }
 

@@ -197,8 +197,8 @@ const struct opt_spec options_table[] = {
      .handler = options_set_parallel,
      .section = SECTION_SPEED,
      .metavar = " N",
-     .help = "tcp, one way: stripe stdin over N connections (1-64);\n"
-             "with -l: take as many as the sender's -P says"},
+     .help = "tcp, one way: stripe stdin over N connections (1-64), or auto\n"
+             "(grow from 1 while it helps); with -l: take what the sender's says"},
     {.name = "rate-limit",
      .arg = ARG_RATE,
      .range = {1, RATE_LIMIT_MAX, "rate must be 1 byte/s to 1024G (1 TiB/s)"},

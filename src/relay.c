@@ -15,6 +15,7 @@
 #include "progress.h"
 #include "verify.h"
 #include "flow.h"
+#include "stripe.h"
 
 /*
  * The pollfd array by name: each flow's slots (FLOW_SEND, FLOW_RECEIVE: its
@@ -22,8 +23,9 @@
  * socket's. A flow fills its own range, so the loop's shape does not depend
  * on how many fds a flow has.
  */
-enum { SLOT_CONTROL = 2, SLOT_KINDS };
-#define POLL_SLOTS_MAX (2 * (1 + FLOW_NET_MAX) + 1) /* stdio and sockets of each flow, control */
+enum { SLOT_CONTROL = 2, SLOT_GROWTH, SLOT_KINDS };
+/* stdio and sockets of each flow, control; -P auto's connections on their way, its listener */
+#define POLL_SLOTS_MAX (2 * (1 + FLOW_NET_MAX) + 1 + STRIPE_MAX + 1)
 
 struct poll_slots {
 	struct pollfd fds[POLL_SLOTS_MAX];
@@ -119,6 +121,7 @@ static int relay_poll_timeout(const struct relay *r, double now, long flow_wait)
 {
 	double until = -1, drawing = progress_due(&r->progress);
 	double control = dgverify_due(r->s->verify.dg, r->flows[FLOW_RECEIVE].running, now);
+	double growth = r->s->ep->growth ? stripe_growth_due(r->s->ep->growth) : -1;
 	long idle_ms = r->s->cfg->timeout_ms, ms;
 
 	if (idle_ms >= 0)
@@ -129,6 +132,8 @@ static int relay_poll_timeout(const struct relay *r, double now, long flow_wait)
 		until = drawing;
 	if (control >= 0 && (until < 0 || control < until))
 		until = control;
+	if (growth >= 0 && (until < 0 || growth < until))
+		until = growth;
 	if (until < 0)
 		ms = -1;
 	else if (until <= now)
@@ -227,6 +232,9 @@ static int relay_setup(struct relay *r, struct session *s, int in_fd, int out_fd
 		relay_fail(r, EXIT_RUNTIME, "cannot allocate the relay buffers");
 		return -1;
 	}
+	for (int i = 0; i < 2 && s->ep->growth != NULL; i++)
+		if (r->flows[i].stripe != NULL)
+			r->flows[i].stripe->grows = 1;
 	/* --verify with -d: no stdin, but the hello, END and VERDICT still go out */
 	r->flows[FLOW_SEND].src_eof = cfg->recv_only;
 	s->receive_buffer = r->flows[FLOW_RECEIVE].read_size;
@@ -310,6 +318,49 @@ static void relay_poll_prepare(struct relay *r, struct poll_slots *p)
 	p->count[SLOT_CONTROL] = dgverify_wants_read(r->s->verify.dg, receiving);
 	if (p->count[SLOT_CONTROL])
 		p->fds[p->n++] = (struct pollfd){.fd = r->s->ep->fd, .events = POLLIN};
+	p->first[SLOT_GROWTH] = (int)p->n;
+	p->count[SLOT_GROWTH] =
+	    r->s->ep->growth ? stripe_growth_poll_events(r->s->ep->growth, p->fds + p->n) : 0;
+	p->n += (nfds_t)p->count[SLOT_GROWTH];
+}
+
+/*
+ * -P auto: connections that joined since the last turn go into both flows
+ * (the sender's drain reads each for its end); the sender's tick may open
+ * more. Once stdin is done (sending) or the ENDs' count joined (receiving),
+ * no more come. 0, or -1 when the session failed.
+ */
+static int relay_grow(struct relay *r, const struct pollfd *pfd, int npfd, double now)
+{
+	struct stripe_growth *g = r->s->ep->growth;
+	struct flow *data = &r->flows[r->s->cfg->listen ? FLOW_RECEIVE : FLOW_SEND];
+	int joined[STRIPE_MAX], n;
+
+	if (g == NULL || !g->grows)
+		return 0;
+	if (!data->running || (data->kind == FLOW_SEND && data->src_eof) ||
+	    (data->stripe->expect > 0 && data->stripe->n == data->stripe->expect)) {
+		stripe_growth_stop(g);
+		return 0;
+	}
+	if ((n = stripe_growth_step(g, pfd, npfd, joined, STRIPE_MAX)) < 0) {
+		relay_fail(r, EXIT_RUNTIME, "-P auto: accept on %s: %s", r->s->ep->local,
+		           strerror(errno));
+		return -1;
+	}
+	for (int i = 0; i < n; i++)
+		for (int k = 0; k < 2; k++)
+			if (r->flows[k].stripe != NULL &&
+			    flow_stripe_attach(&r->flows[k], joined[i]) != 0) {
+				relay_fail(r, EXIT_RUNTIME, "-P auto: no memory for connection %u",
+				           r->flows[k].stripe->n + 1);
+				return -1;
+			}
+	if (n > 0)
+		log_verbose("-P auto: %u connections", data->stripe->n);
+	if (data->kind == FLOW_SEND)
+		stripe_grow_tick(g, data->stripe, now);
+	return 0;
 }
 
 /*
@@ -336,7 +387,7 @@ static int relay_wait(struct relay *r, int busy, double now)
 	}
 	for (int i = 0; i < 2; i++)
 		flow_poll_result(&r->flows[i], p.fds + p.first[i], p.count[i]);
-	return 0;
+	return relay_grow(r, p.fds + p.first[SLOT_GROWTH], p.count[SLOT_GROWTH], clock_now());
 }
 
 /* One turn of the loop. 1 while the session goes on, 0 when it is over. */

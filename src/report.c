@@ -181,8 +181,8 @@ static void print_human_streams(const struct session *s)
 		r += (size_t)snprintf(retrans + r, sizeof retrans - r, "%s%.0f", i ? ", " : "",
 		                      t->valid && !isnan(t->retransmits) ? t->retransmits : 0.0);
 	}
-	fprintf(stderr, "fastcat: -P: %u connections: cwnd %s MiB; %s retransmits\n",
-	        s->ep->stripes, cwnd, retrans);
+	fprintf(stderr, "fastcat: -P: %u connection%s: cwnd %s MiB; %s retransmits\n",
+	        s->ep->stripes, s->ep->stripes == 1 ? "" : "s", cwnd, retrans);
 }
 
 static void print_human(const struct session *s, int sndbuf, int rcvbuf, double now)

@@ -36,7 +36,9 @@ int stripe_join_decode(const unsigned char *p, struct stripe_join *j)
 	j->count = (unsigned)wire_get(p + 6, 2);
 	j->index = (unsigned)wire_get(p + 8, 2);
 	j->session = wire_get(p + 12, 8);
-	return j->count >= 1 && j->count <= STRIPE_MAX && j->index < j->count ? 0 : -1;
+	if (j->count == STRIPE_AUTO)
+		return j->index < STRIPE_AUTO_MAX ? 0 : -1;
+	return j->count <= STRIPE_MAX && j->index < j->count ? 0 : -1;
 }
 
 void stripe_chunk_encode(unsigned char *p, const struct stripe_chunk *c)

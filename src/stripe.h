@@ -2,6 +2,7 @@
 #ifndef STRIPE_H
 #define STRIPE_H
 
+#include <poll.h>
 #include <stdint.h>
 
 #include "fastcat.h"
@@ -14,6 +15,10 @@
 #define STRIPE_JOIN_BYTES  24 /* "FCSJ", version, 0, count, index, 0 0, session id, 4 zero bytes */
 #define STRIPE_CHUNK_BYTES 16 /* type, 3 zero bytes, length, stream offset (big-endian) */
 #define STRIPE_CHUNK_MAX   CHUNK_MAX
+
+/* -P auto: a join's count says the session grows as it goes, up to this many connections */
+#define STRIPE_AUTO     0
+#define STRIPE_AUTO_MAX 16
 
 #define STRIPE_TRAILER_BYTES 8 /* an END's or VERDICT's payload: an XXH64 */
 #define STRIPE_HAS_DIGEST    1 /* END flag: the XXH64 is of the whole stream (--verify) */
@@ -49,6 +54,94 @@ void stripe_chunk_encode(unsigned char *, const struct stripe_chunk *);
 int stripe_chunk_decode(const unsigned char *, struct stripe_chunk *);
 void stripe_trailer_put(unsigned char *, uint64_t);
 uint64_t stripe_trailer_get(const unsigned char *);
+
+/*
+ * -P auto's decision, one tick at a time (stripe-auto.c: pure, unit-tested).
+ * What the connections did since the last tick:
+ */
+struct auto_sample {
+	unsigned n;         /* connections in the session */
+	double seconds;     /* since the last tick */
+	double acked;       /* bytes the receiver acknowledged, all connections */
+	double min_rtt_ms;  /* the lowest round trip any of them saw */
+	unsigned limited;   /* connections their send buffer or the peer's window held back */
+	double retransmits; /* segments sent again */
+	int network_bound;  /* stdin kept the connections full more often than it ran dry */
+};
+
+/* One connection over a tick, for stripe_auto_conn_limited. */
+struct auto_conn {
+	const struct tcp_stats *now, *before; /* TCP_INFO at this tick and the last */
+	double seconds;                       /* between them */
+	int sndbuf;                           /* SO_SNDBUF now */
+	double sndbuf_ceiling;                /* what autotuning may grow it to (tcp_wmem[2]) */
+};
+
+struct auto_state {
+	int settled;    /* it grows no more */
+	int judging;    /* it grew: 1, 2 = the measured ticks since that decide whether it helped */
+	unsigned skip;  /* ticks to let new connections ramp up before judging */
+	double goodput; /* bytes/s before it grew */
+	char why[160];  /* what the last tick decided, for -v */
+};
+
+unsigned stripe_auto_decide(struct auto_state *, const struct auto_sample *);
+int stripe_auto_conn_limited(const struct auto_conn *);
+double stripe_auto_interval(double);
+
+/*
+ * A connection on its way into a session. Receiving: it was accepted and
+ * said hello, and its join has not come whole yet. Sending (-P auto): it is
+ * connecting, or the receiver's hello has not come whole yet.
+ */
+struct pending {
+	int fd;
+	double deadline;
+	unsigned char buf[STRIPE_JOIN_BYTES];
+	size_t have;
+	int connecting; /* sending: the connect has not finished */
+	unsigned index; /* sending: what its join will say */
+};
+
+/*
+ * Who is in the session and who is on the way: the receiver's wait for the
+ * joins, and with -P auto, both ends' connections that join mid-session.
+ */
+struct stripe_growth {
+	const struct config *cfg;
+	struct endpoint *ep;
+	struct listener *l; /* receiving: where late connections come from */
+	struct pending pending[STRIPE_MAX];
+	size_t npending;
+	unsigned count;    /* receiving: connections the sender announced; 0 = no join yet */
+	int grows;         /* -P auto: the session takes connections as they come */
+	unsigned attached; /* connections in the session */
+	unsigned char taken[STRIPE_MAX]; /* receiving: join indexes seen */
+	uint64_t session;
+	double progress; /* when the last one joined */
+	/* sending */
+	unsigned next_index;
+	double ticked, next_tick; /* the last tick, the next */
+	struct auto_state decide;
+	struct tcp_stats last[STRIPE_MAX]; /* TCP_INFO at the last tick */
+	uint64_t last_full, last_dry;
+	double sndbuf_ceiling; /* tcp_wmem[2], or the SO_SNDBUF -O fixed */
+};
+
+/* stripe.c */
+int stripe_connect(const struct config *, struct endpoint *, char *, size_t);
+int stripe_accept(const struct config *, struct listener *, struct endpoint *, char *, size_t);
+void stripe_conclude(struct session *);
+int stripe_growth_poll_events(const struct stripe_growth *, struct pollfd *);
+int stripe_growth_step(struct stripe_growth *, const struct pollfd *, int, int *, int);
+double stripe_growth_due(const struct stripe_growth *);
+int stripe_growth_dial(struct stripe_growth *);
+void stripe_growth_stop(struct stripe_growth *);
+void stripe_growth_free(struct stripe_growth *);
+
+/* stripe-grow.c: -P auto, sending */
+struct stripe_flow;
+void stripe_grow_tick(struct stripe_growth *, const struct stripe_flow *, double);
 
 /* The state of a striped flow (flow-stripe.c, flow-stripe-in.c). */
 /*
@@ -102,6 +195,9 @@ struct stripe_flow {
 	int verify;             /* sending: --verify, the END carries the stream's XXH64 */
 	int end_flags;          /* receiving: the ENDs' flags ... */
 	uint64_t end_digest;    /* ... and XXH64 */
+	int grows;              /* -P auto: connections may join while it runs */
+	unsigned expect;        /* receiving: the connections the ENDs announce, 0 = none yet */
+	uint64_t full, dry;     /* sending: no connection free for stdin's data; stdin ran dry */
 };
 
 #endif

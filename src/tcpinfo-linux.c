@@ -73,6 +73,16 @@ TCPINFO_FIELD(sndbuf_limited)
 #else
 TCPINFO_ABSENT(sndbuf_limited)
 #endif
+#ifdef HAVE_STRUCT_TCP_INFO_TCPI_BYTES_ACKED /* 4.1 */
+TCPINFO_FIELD(bytes_acked)
+#else
+TCPINFO_ABSENT(bytes_acked)
+#endif
+#ifdef HAVE_STRUCT_TCP_INFO_TCPI_SND_WND /* 5.4 */
+TCPINFO_FIELD(snd_wnd)
+#else
+TCPINFO_ABSENT(snd_wnd)
+#endif
 
 /* The congestion control the socket runs, read back; "" when the kernel does not say. */
 static void read_congestion(int fd, char *name, size_t len)
@@ -117,6 +127,8 @@ int tcpinfo_read(int fd, struct tcp_stats *st)
 	st->busy_s = get_busy_time(&ti, len) / 1e6;
 	st->rwnd_limited_s = get_rwnd_limited(&ti, len) / 1e6;
 	st->sndbuf_limited_s = get_sndbuf_limited(&ti, len) / 1e6;
+	st->bytes_acked = get_bytes_acked(&ti, len);
+	st->snd_wnd_bytes = get_snd_wnd(&ti, len);
 	if (st->congestion[0] == '\0')
 		read_congestion(fd, st->congestion, sizeof st->congestion);
 	return 0;

@@ -40,6 +40,19 @@ lab_xfer() {
   jq_true "$CJSON" '(.streams | length) == 8'
 }
 
+@test "-P auto over a 100 ms lab: connections join mid-session (both ends count the same), byte-exact, --verify" {
+  mkpayload "$T/a" $((48 * 1024 * 1024 + 5))
+  wanlab_up "$LAB" --rate 1gbit --delay-ms 50 --mtu 9000
+  lab_xfer "$T/a" 90 -v -P auto -- -v -P auto --verify
+  jq_is "$CJSON" .verified true
+  local n
+  n=$(jq -r '.streams | length' <<<"$CJSON")
+  ((n >= 2 && n <= 16)) || fail "-P auto ended with $n connections: $(cat "$T/c.err")"
+  jq_is "$LJSON" '.streams | length' "$n"
+  grep -Eq '^fastcat: -P auto: 1 -> 2 connections at [0-9]+ Mbit/s$' "$T/c.err" ||
+    fail "no growth line: $(cat "$T/c.err")"
+}
+
 @test "TCP_INFO over a 2 x 25 ms lab: the sender's min RTT is within 20 % of 50 ms" {
   mkpayload "$T/a" $((4 * 1024 * 1024))
   wanlab_up "$LAB" --rate 1gbit --delay-ms 25

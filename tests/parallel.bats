@@ -199,6 +199,36 @@ pxfer() {
   assert_same_bytes "$A" "$T/L.out"
 }
 
+@test "-P auto on loopback: one connection, settled at once (a round trip under 1 ms); byte-exact, both ends report 1 stream" {
+  fc_listen L -P auto --report=json
+  # at 16 MiB/s the 8 MiB last past the first tick (0.25 s), where -P auto decides
+  run -0 --separate-stderr fcx "$A" "$T/c.out" -v -P auto --rate-limit 16M --report=json 127.0.0.1 "$L_PORT"
+  printf '%s\n' "$stderr" >"$T/c.err"
+  listener_ok 30
+  assert_same_bytes "$A" "$T/L.out"
+  grep -qx 'fastcat: -P auto: settled at 1 connection: a round trip under 1 ms: one connection.s window fills the path' "$T/c.err" ||
+    fail "no settle line: $(cat "$T/c.err")"
+  jq_true "$(json_report "$T/c.err")" '(.streams | length) == 1'
+  jq_true "$(json_report "$T/L.err")" '(.streams | length) == 1'
+  grep -q -- '-P auto: a session from' "$T/L.err" || fail "the receiver did not see an auto session"
+}
+
+@test "-P auto session: a stranger connecting mid-session (the receiver still takes joins) is refused; the session completes byte-exact" {
+  need nc.openbsd
+  fc_listen L -P auto
+  bg_start C "$A" "$T/c.out" "$FASTCAT" -P auto --rate-limit 4M 127.0.0.1 "$L_PORT"
+  wait_for_line "$T/L.err" '-P auto: a session from' "$L_PID" || fail "no session"
+  # it is sent the stripe hello, then says something that is no join: reset, logged
+  run bash -c 'printf "GET / HTTP/1.0\r\n\r\n" | nc.openbsd -w 2 127.0.0.1 "$1"' _ "$L_PORT"
+  local rc
+  wait_exit rc "$C_PID" 30
+  assert_equal "sender exit $rc" "sender exit 0"
+  listener_ok 30
+  assert_same_bytes "$A" "$T/L.out"
+  grep -q -- '-P: refused a connection from 127.0.0.1:[0-9]*: not a -P sender' "$T/L.err" ||
+    fail "no refusal logged: $(cat "$T/L.err")"
+}
+
 @test "one connection reset mid-transfer: both ends exit 5 within -w, naming the connection; the receiver says how many bytes it delivered in order" {
   need ss
   local rc lrc sport
@@ -223,5 +253,4 @@ pxfer() {
   usage_err "fastcat: -P needs --transport tcp" -P 2 -u 127.0.0.1 1
   usage_err "fastcat: -P needs --transport tcp" -P 2 -U /tmp/x.sock
   usage_err "fastcat: -P and -d: a striped session is one way, the sender's stdin to the receiver's stdout" -P 2 -d 127.0.0.1 1
-  usage_err "fastcat: -P auto: not supported yet; give the number of connections" -P auto 127.0.0.1 1
 }
