@@ -9,6 +9,39 @@
 #include "stripe.h"
 #include "transport.h"
 
+/* Relay the data, then conclude what the relay alone cannot: -P's ends, --verify, --seq. */
+static void session_relay(struct session *s)
+{
+	const struct config *cfg = s->cfg;
+
+	relay_run(s, STDIN_FILENO, STDOUT_FILENO);
+	if (cfg->parallel)
+		stripe_conclude(s);
+	else if (cfg->verify)
+		verify_conclude(s);
+	if (cfg->seq && s->received.seq.lost > 0 && s->exit_status == EXIT_OK) {
+		s->exit_status =
+		    log_format(s->error, sizeof s->error, EXIT_PEER,
+		               "%llu datagrams lost (--seq found gaps in the sequence numbers)",
+		               (unsigned long long)s->received.seq.lost);
+	}
+}
+
+/*
+ * How a failed session closes. A refused --resume closes plainly, so that
+ * the peer reads the answer that says why. A peer that never said the
+ * verify hello gets a plain close too: a reset could throw away our hello
+ * unread, and with it the peer's clear "give --verify here too". Any other
+ * failure resets, so that the peer fails too instead of taking a short
+ * stream for a whole one.
+ */
+static int session_resets(const struct session *s)
+{
+	if (s->cfg->resume && !s->resume.on)
+		return !s->resume.graceful;
+	return !(s->verify.on && !s->verify.hello_seen);
+}
+
 /* Relay one connection and report it. Returns its exit status. */
 static int session_run(const struct config *cfg, struct endpoint *ep)
 {
@@ -20,29 +53,20 @@ static int session_run(const struct config *cfg, struct endpoint *ep)
 	s.verify.on = cfg->verify && !cfg->parallel; /* -P verifies in its own end marks */
 	s.verify.datagram = cfg->verify && cfg->transport->connectionless;
 	s.sent.started = s.received.started = clock_now();
-	relay_run(&s, STDIN_FILENO, STDOUT_FILENO);
-	if (cfg->parallel)
-		stripe_conclude(&s);
-	else if (cfg->verify)
-		verify_conclude(&s);
-	if (cfg->seq && s.received.seq.lost > 0 && s.exit_status == EXIT_OK) {
-		s.exit_status =
-		    log_format(s.error, sizeof s.error, EXIT_PEER,
-		               "%llu datagrams lost (--seq found gaps in the sequence numbers)",
-		               (unsigned long long)s.received.seq.lost);
-	}
+	/* the chunk sizes flow_sizes would pick, for a report of a session refused before the relay
+	 */
+	s.sent.read_size = s.received.read_size = cfg->read_size;
+	s.sent.write_size = s.received.write_size = cfg->write_size;
+	/* --resume: the ends agree where the data starts, or nothing moves */
+	if (!cfg->resume || resume_start(&s) == 0)
+		session_relay(&s);
 	report_print(&s, 1);
 	if (s.received.truncated > 0)
 		log_warn("%llu datagrams truncated (larger than the %zu-byte receive buffer)",
 		         (unsigned long long)s.received.truncated, s.receive_buffer);
-	/*
-	 * A peer that never said the verify hello gets a plain close: a reset
-	 * could throw away our hello unread, and with it the peer's clear
-	 * "give --verify here too".
-	 */
 	if (s.exit_status != EXIT_OK) {
 		log_error("%s", s.error);
-		if (!(s.verify.on && !s.verify.hello_seen))
+		if (session_resets(&s))
 			endpoint_abort(cfg, ep);
 	}
 	endpoint_close(ep);

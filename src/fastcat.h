@@ -16,10 +16,10 @@
 #define EXIT_OK      0
 #define EXIT_RUNTIME 1 /* any other network or system failure; stopped by a signal */
 #define EXIT_USAGE   2 /* bad command line */
-#define EXIT_CONNECT 3 /* could not connect: refused, unreachable, name not found */
+#define EXIT_CONNECT 3 /* could not connect: refused, unreachable, no such name; the wrong peer */
 #define EXIT_TIMEOUT 4 /* timed out: -w (connecting, or idle), or the kernel's TCP timeout */
 #define EXIT_PEER    5 /* the peer reset or closed early: a short transfer; --seq losses */
-#define EXIT_VERIFY  6 /* --verify: the peer's count or digest differs, or it does not verify */
+#define EXIT_VERIFY  6 /* --verify: count or digest differs; --resume: the file is no prefix */
 #define EXIT_WRITE   7 /* writing stdout failed: disk full, file too large, reader gone */
 
 #define KIB ((size_t)1024)
@@ -32,6 +32,14 @@
 #define CHUNK_MAX        (64 * MIB)
 #define SOCKBUF_MAX      (1024 * MIB)
 #define SEQ_HEADER_BYTES 8 /* --seq: the sequence number in front of each datagram */
+
+/* Streaming XXH64 state (digest.c). */
+struct digest {
+	uint64_t v[4];
+	uint64_t total;
+	unsigned char hold[32]; /* bytes waiting for a whole 32-byte stripe */
+	size_t held;
+};
 
 /* What --verify learned from the peer; both flows of a session share it. */
 struct verify {
@@ -51,6 +59,19 @@ struct verify {
 	char why[160];             /* a protocol failure, for the error message ... */
 	int why_status;            /* ... and its exit status (0: EXIT_VERIFY) */
 	struct dgverify *dg;       /* over datagrams, while the relay runs: the control state */
+	/* --resume: the bytes before the resume point are the whole file's too (resume.c) */
+	struct digest prefix;     /* their XXH64 state, where the flow's digest starts ... */
+	uint64_t prefix_sent;     /* ... how many, when they are of what we send (the sender) */
+	uint64_t prefix_received; /* ... or of what we receive (the receiver) */
+};
+
+/* --resume: where this session's data starts in the whole stream (resume.c), for the report. */
+struct resume {
+	int on;           /* the handshake agreed: the data goes on from offset */
+	uint64_t offset;  /* L: the receiver's file length, the bytes not sent again */
+	uint64_t total;   /* the source's whole length; UINT64_MAX: not known (a pipe) */
+	uint64_t skipped; /* the sender, from a pipe: bytes of stdin read and dropped */
+	int graceful;     /* refused with an answer the peer must read: close, do not reset */
 };
 
 /* --copy: how bytes move between stdio and the socket. */
@@ -122,6 +143,7 @@ struct config {
 	int checksum;      /* --checksum: XXH64 of each direction in the report */
 	int seq;           /* --seq: number datagrams, count losses (both ends) */
 	int verify;        /* --verify: frame the data, both ends confirm count and digest */
+	int resume;        /* --resume: -l goes on with the file on stdout, the sender after it */
 	struct acl acl;    /* --allow/--deny: the peers a TCP or UDP listener takes */
 	mode_t unix_mode;  /* --unix-mode: a Unix listener's socket file mode (default 0600) */
 	uint64_t rate_limit; /* --rate-limit: bytes per second, each direction; 0 = unlimited */
@@ -140,14 +162,6 @@ struct config {
 	unsigned bench_links;                /* --bench-transports: bit i = bench_links[i] */
 	size_t bench_sizes[BENCH_SIZES_MAX]; /* --bench-sizes: ascending, no repeats */
 	size_t bench_nsizes;
-};
-
-/* Streaming XXH64 state (digest.c). */
-struct digest {
-	uint64_t v[4];
-	uint64_t total;
-	unsigned char hold[32]; /* bytes waiting for a whole 32-byte stripe */
-	size_t held;
 };
 
 /* --seq bookkeeping on the receiving side (seqtrack.c). */
@@ -229,6 +243,7 @@ struct session {
 	struct flow_stats received; /* socket -> stdout */
 	size_t receive_buffer;      /* bytes one receive can take (for the truncation warning) */
 	struct verify verify;       /* --verify: what the peer said */
+	struct resume resume;       /* --resume: where the data started */
 	struct tcp_stats tcp;       /* tcp: TCP_INFO at the last report (report.c reads it) */
 	struct tcp_stats streams[STRIPE_MAX]; /* -P: each connection's; tcp sums them up */
 	int exit_status;
@@ -284,6 +299,12 @@ int endpoint_connect_start(const struct config *, const struct endpoint *, int *
 int endpoint_connect_finish(const struct config *, const struct endpoint *, int, char *, size_t);
 int endpoint_accept_pending(const struct config *, struct listener *, int *);
 void endpoint_refuse(int);
+
+/* handshake.c */
+size_t handshake_move(int, unsigned char *, size_t, int, double);
+
+/* resume.c */
+int resume_start(struct session *);
 
 /* listener.c */
 int listener_open(const struct config *, struct listener *, char *, size_t);

@@ -93,6 +93,10 @@ int flow_init(struct flow *f, const struct flow_setup *setup, struct flow_stats 
 	f->dg = setup->dg;
 	f->checksum = cfg->checksum && !flow_is_framed(f); /* framing digests the payload itself */
 	digest_init(&stats->digest);
+	/* --verify --resume: the digest both ends confirm is the whole file's, from byte 0 */
+	if (flow_is_framed(f) &&
+	    (to_socket ? f->verify->prefix_sent : f->verify->prefix_received) > 0)
+		stats->digest = f->verify->prefix;
 	flow_sizes(f, cfg);
 	/* the bucket holds one write; a datagram is never cut to fit it */
 	f->limited = cfg->rate_limit != 0;

@@ -15,6 +15,7 @@
 #include "compat.h"
 #include "fastcat.h"
 #include "flow.h"
+#include "resume.h"
 #include "stripe.h"
 #include "verify.h"
 
@@ -76,9 +77,11 @@ int flow_verify_sniff(struct flow *f)
 	unsigned char peek[VERIFY_HELLO_BYTES];
 	ssize_t n = recv(flow_src(f), peek, sizeof peek, MSG_PEEK);
 
-	_Static_assert(STRIPE_HELLO_BYTES == VERIFY_HELLO_BYTES, "one peek serves both hellos");
+	_Static_assert(STRIPE_HELLO_BYTES == VERIFY_HELLO_BYTES, "one peek serves the hellos");
+	_Static_assert(RESUME_HELLO_BYTES == VERIFY_HELLO_BYTES, "one peek serves the hellos");
 	if (n > 0 && n < VERIFY_HELLO_BYTES &&
-	    (verify_hello(peek, (size_t)n) == 0 || stripe_hello_seen(peek, (size_t)n) == 0))
+	    (verify_hello(peek, (size_t)n) == 0 || stripe_hello_seen(peek, (size_t)n) == 0 ||
+	     resume_hello_seen(peek, (size_t)n) == 0))
 		n = flow_sniff_rest(flow_src(f), peek);
 	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
 		flow_set_src_ready(f, 0);
@@ -100,6 +103,14 @@ int flow_verify_sniff(struct flow *f)
 		snprintf(f->verify->why, sizeof f->verify->why,
 		         "the peer is a fastcat -P receiver (one stream over several "
 		         "connections); give -P N at this end");
+		flow_failed(f, 0, EPROTO);
+		return -1;
+	}
+	if (n == RESUME_HELLO_BYTES && resume_hello_seen(peek, (size_t)n) == 1) {
+		f->verify->why_status = EXIT_CONNECT; /* the wrong kind of peer, as -P says too */
+		snprintf(f->verify->why, sizeof f->verify->why,
+		         "the peer is a fastcat --resume receiver (it goes on with a file "
+		         "it has part of); give --resume at this end");
 		flow_failed(f, 0, EPROTO);
 		return -1;
 	}
@@ -184,7 +195,8 @@ static int flow_verify_header(struct flow *f, const unsigned char *p, size_t len
 		v->end_seen = 1;
 		v->peer_bytes = fr.bytes;
 		v->peer_digest = fr.digest;
-		v->delivered_bytes = f->stats->bytes;
+		v->delivered_bytes =
+		    f->stats->bytes + v->prefix_received; /* --resume: the file's */
 		v->delivered_digest = digest_final(&f->stats->digest);
 	} else {
 		v->verdict_seen = 1;

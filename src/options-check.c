@@ -1,7 +1,9 @@
 /* options-check.c: after parsing: the transport, the operands, and the combinations refused. */
 #include "config.h"
 
+#include <fcntl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fastcat.h"
@@ -173,6 +175,41 @@ static int check_parallel(struct config *cfg, const struct seen *seen, char *err
 }
 
 /*
+ * --resume: one stream, one way, into a file the receiver can append to.
+ * Stdout is looked at now, so that `> FILE` or a pipe is refused before
+ * anyone connects (a plain `> FILE` has already emptied the file, too).
+ */
+static int check_resume(struct config *cfg, const struct seen *seen, char *err, size_t errlen)
+{
+	struct stat st;
+	int flags;
+
+	(void)seen;
+	if (!cfg->resume)
+		return 0;
+	if (cfg->transport->socktype != SOCK_STREAM)
+		return log_format(err, errlen, EXIT_USAGE,
+		                  "--resume: needs a byte stream (tcp, unix), not %s",
+		                  cfg->transport->name);
+	if (cfg->parallel != 0)
+		return log_format(err, errlen, EXIT_USAGE, "--resume with -P: not supported yet");
+	if (cfg->listen && cfg->send_only)
+		return log_format(err, errlen, EXIT_USAGE,
+		                  "--resume and --send-only: the receiver (-l) writes the file");
+	if (!cfg->listen && cfg->recv_only)
+		return log_format(err, errlen, EXIT_USAGE,
+		                  "--resume and -d: the sender (without -l) reads stdin");
+	if (!cfg->listen)
+		return 0;
+	flags = fcntl(STDOUT_FILENO, F_GETFL);
+	if (fstat(STDOUT_FILENO, &st) != 0 || !S_ISREG(st.st_mode) || flags < 0 ||
+	    (flags & O_ACCMODE) == O_RDONLY)
+		return log_format(err, errlen, EXIT_USAGE,
+		                  "--resume needs stdout to be a regular file (use >> FILE)");
+	return 0;
+}
+
+/*
  * Datagram transports get a default that fits one datagram, and an explicit
  * size that no datagram of the protocol can carry is refused here rather than
  * failing with EMSGSIZE at the first send.
@@ -240,7 +277,8 @@ static const struct {
 } checks[] = {
     {options_bench_check, 1}, {choose_transport, 1},       {parse_operands, 0},
     {check_combinations, 1},  {check_listener_options, 0}, {check_parallel, 0},
-    {fit_datagrams, 0},       {choose_rcvlowat, 0},        {check_congestion, 0},
+    {check_resume, 0},        {fit_datagrams, 0},          {choose_rcvlowat, 0},
+    {check_congestion, 0},
 };
 
 /* Returns 0, or EXIT_USAGE with the first check's reason in err. */

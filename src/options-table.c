@@ -92,6 +92,12 @@ const struct opt_spec options_table[] = {
      .seen = SEEN_UNIX_MODE,
      .metavar = " MODE",
      .help = "with -lU: socket file mode, octal (default 600)"},
+    {.name = "resume",
+     .value = 1,
+     OPT_FIELD(resume),
+     .section = SECTION_CONNECTION,
+     .help = "go on with an interrupted transfer: -l appends to the\n"
+             "file on stdout (>> FILE), the sender skips what it has"},
 
     /* Transport */
     {.name = "transport",

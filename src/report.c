@@ -185,6 +185,26 @@ static void print_human_streams(const struct session *s)
 	        s->ep->stripes, s->ep->stripes == 1 ? "" : "s", cwnd, retrans);
 }
 
+/*
+ * --resume: "resumed at L (NN %)", the share of the whole when the sender
+ * knows it (a file, or --size), and how much of a pipe it read to get there.
+ */
+static void print_human_resume(const struct resume *r)
+{
+	char share[32] = "", skipped[96] = "";
+
+	if (!r->on)
+		return;
+	if (r->total != UINT64_MAX && r->total > 0) /* rounded down: 100 % only when complete */
+		snprintf(share, sizeof share, " (%u %%)",
+		         (unsigned)((double)r->offset * 100 / (double)r->total));
+	if (r->skipped > 0)
+		snprintf(skipped, sizeof skipped, "; %llu bytes of stdin read and skipped",
+		         (unsigned long long)r->skipped);
+	fprintf(stderr, "fastcat: resumed at %llu%s%s\n", (unsigned long long)r->offset, share,
+	        skipped);
+}
+
 static void print_human(const struct session *s, int sndbuf, int rcvbuf, double now)
 {
 	const struct config *cfg = s->cfg;
@@ -195,11 +215,14 @@ static void print_human(const struct session *s, int sndbuf, int rcvbuf, double 
 	                 cfg->checksum, now);
 	print_human_flow("received", &s->received, datagram ? DATAGRAM_READS : DATAGRAM_NONE,
 	                 cfg->checksum, now);
+	print_human_resume(&s->resume);
+	/* with --resume the counts are the whole file's, as the digests are */
 	if (cfg->verify && s->verify.verified)
 		fprintf(stderr,
 		        "fastcat: verified: the peer confirmed the %llu bytes sent, and the %llu "
 		        "bytes received match what it sent\n",
-		        (unsigned long long)s->sent.bytes, (unsigned long long)s->received.bytes);
+		        (unsigned long long)(s->sent.bytes + s->verify.prefix_sent),
+		        (unsigned long long)(s->received.bytes + s->verify.prefix_received));
 	print_human_chunks(s, sndbuf, rcvbuf);
 	if (cfg->transport == &transport_tcp)
 		print_human_tcp(&s->tcp);
@@ -323,6 +346,7 @@ static void print_json(const struct session *s, int final, int sndbuf, int rcvbu
 {
 	const struct config *cfg = s->cfg;
 	char sent[512], received[512], local[160], peer[160], error[600], tcp[512] = "";
+	char resumed[24] = "null", skipped[24] = "null";
 	size_t streams_len = s->ep->stripes > 0 ? (size_t)s->ep->stripes * 512 : 1;
 	char *streams = malloc(streams_len); /* -P: up to 32 KiB, not on the stack */
 
@@ -343,14 +367,21 @@ static void print_json(const struct session *s, int final, int sndbuf, int rcvbu
 	}
 	if (streams != NULL)
 		json_streams(streams, streams_len, s);
+	/* --resume: null without it, or when the ends did not agree; skipped: the sender's */
+	if (s->resume.on)
+		snprintf(resumed, sizeof resumed, "%llu", (unsigned long long)s->resume.offset);
+	if (s->resume.on && !cfg->listen)
+		snprintf(skipped, sizeof skipped, "%llu", (unsigned long long)s->resume.skipped);
 	fprintf(
 	    stderr,
 	    "{\"fastcat\":\"%s\",\"final\":%s,\"transport\":\"%s\",\"local\":%s,\"peer\":%s,"
 	    "\"chunk_size\":%zu,\"read_size\":%zu,\"write_size\":%zu,\"sndbuf\":%d,\"rcvbuf\":%d,"
-	    "\"sent\":%s,\"received\":%s%s%s,\"verified\":%s,\"exit_status\":%d,\"error\":%s}\n",
+	    "\"sent\":%s,\"received\":%s%s%s,\"resumed_at\":%s,\"skipped\":%s,\"verified\":%s,"
+	    "\"exit_status\":%d,\"error\":%s}\n",
 	    FASTCAT_VERSION, final ? "true" : "false", cfg->transport->name, local, peer,
 	    cfg->read_size > cfg->write_size ? cfg->read_size : cfg->write_size, cfg->read_size,
 	    cfg->write_size, sndbuf, rcvbuf, sent, received, tcp, streams != NULL ? streams : "",
+	    resumed, skipped,
 	    !cfg->verify         ? "null"
 	    : s->verify.verified ? "true"
 	                         : "false",

@@ -30,40 +30,6 @@ static double handshake_patience(const struct config *cfg)
 	return cfg->timeout_ms >= 0 ? (double)cfg->timeout_ms / 1000 : HANDSHAKE_PATIENCE;
 }
 
-/*
- * Move len bytes on a non-blocking socket before the deadline: reading
- * (into buf) or writing (from it). The number moved: len, or fewer on a
- * timeout, EOF, error (errno) or stop signal.
- */
-static size_t handshake_io(int fd, unsigned char *buf, size_t len, int writing, double deadline)
-{
-	size_t done = 0;
-
-	while (done < len && !signal_stop) {
-		ssize_t n = writing ? send(fd, buf + done, len - done, MSG_NOSIGNAL)
-		                    : recv(fd, buf + done, len - done, 0);
-		struct pollfd pfd = {.fd = fd, .events = writing ? POLLOUT : POLLIN};
-		double left = deadline - clock_now();
-
-		if (n > 0) {
-			done += (size_t)n;
-			continue;
-		}
-		if (n == 0) {
-			errno = 0;
-			break;
-		}
-		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-			break;
-		if (left <= 0) {
-			errno = ETIMEDOUT;
-			break;
-		}
-		poll(&pfd, 1, (int)(left * 1000) + 1);
-	}
-	return done;
-}
-
 /* A session id no other sender picks: the clock and the pid, mixed (no randomness needed). */
 static uint64_t session_id(void)
 {
@@ -86,7 +52,7 @@ static int join_one(const struct config *cfg, int fd, const struct stripe_join *
 {
 	unsigned char hello[STRIPE_HELLO_BYTES], join[STRIPE_JOIN_BYTES];
 	double deadline = clock_now() + handshake_patience(cfg);
-	size_t got = handshake_io(fd, hello, sizeof hello, 0, deadline);
+	size_t got = handshake_move(fd, hello, sizeof hello, 0, deadline);
 
 	if (got < sizeof hello || stripe_hello_seen(hello, got) != 1) {
 		if (got > 0 && stripe_hello_seen(hello, got) < 0)
@@ -111,7 +77,7 @@ static int join_one(const struct config *cfg, int fd, const struct stripe_join *
 		return signal_stop ? EXIT_RUNTIME : EXIT_CONNECT;
 	}
 	stripe_join_encode(join, j);
-	if (handshake_io(fd, join, sizeof join, 1, deadline) < sizeof join) {
+	if (handshake_move(fd, join, sizeof join, 1, deadline) < sizeof join) {
 		snprintf(err, errlen, "-P: send to %s: %s", peer, strerror(errno ? errno : EPIPE));
 		return EXIT_CONNECT;
 	}

@@ -81,7 +81,9 @@ int verify_decode(const unsigned char *buf, size_t len, struct frame *out)
 void verify_conclude(struct session *s)
 {
 	struct verify *v = &s->verify;
-	uint64_t sent = s->sent.bytes, got = s->received.bytes;
+	/* with --resume, what this end holds of the whole file: the bytes before it too */
+	uint64_t sent = s->sent.bytes + v->prefix_sent,
+	         got = s->received.bytes + v->prefix_received;
 	uint64_t sent_digest = digest_final(&s->sent.digest);
 	uint64_t got_digest = digest_final(&s->received.digest);
 

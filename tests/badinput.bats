@@ -372,6 +372,22 @@ EOF
 EOF
 }
 
+@test "usage errors, --resume (a byte stream, one way, no -P yet; -l: stdout a regular file): exit 2 with one line naming it" {
+  check_table <<'EOF'
+--resume -P 2 127.0.0.1 1                | 2 | --resume with -P: not supported yet
+-l --resume -P 2 0                       | 2 | --resume with -P: not supported yet
+-u --resume 127.0.0.1 1                  | 2 | --resume: needs a byte stream (tcp, unix), not udp
+-Uu --resume "$T/a.sock"                 | 2 | --resume: needs a byte stream (tcp, unix), not unix-dgram
+--transport unix-seqpacket --resume "$T/a.sock" | 2 | --resume: needs a byte stream (tcp, unix), not unix-seqpacket
+--resume -d 127.0.0.1 1                  | 2 | --resume and -d: the sender (without -l) reads stdin
+-l --resume --send-only 0                | 2 | --resume and --send-only: the receiver (-l) writes the file
+-l --resume 0                            | 2 | --resume needs stdout to be a regular file (use >> FILE)
+-lU --resume "$T/a.sock"                 | 2 | --resume needs stdout to be a regular file (use >> FILE)
+--resume=1 127.0.0.1 1                   | 2 | --resume
+--bench --resume                         | 2 | --bench and --resume: cannot be combined
+EOF
+}
+
 @test "hosts that reach the resolver (inside unshare -n, lo up): exit 3, one line naming the host" {
   skip_unless_unshare
   RUN=(unshare -n sh -c 'ip link set lo up && exec "$@"' sh)

@@ -75,7 +75,8 @@ _fastcat()
             --send-only --report --transport --dgram-size --no-dgram-eof
             --checksum --seq --verify --copy --bench --bench-time
             --bench-transports --bench-sizes --allow --deny --unix-mode
-            --progress --interval --size --parallel --rate-limit --rcvlowat --congestion'
+            --progress --interval --size --parallel --rate-limit --rcvlowat --congestion
+            --resume'
         COMPREPLY=($(compgen -W "$longopts" -- "$cur"))
         return
     fi

@@ -14,7 +14,11 @@
  *   int stripe_join_decode(p, struct stripe_join *), stripe_chunk_decode(p,
  *       struct stripe_chunk *), stripe_hello_seen(buf, len): -P's join,
  *       chunk header and hello (src/stripe.c): what decodes encodes back to
- *       the same bytes, within its bounds.
+ *       the same bytes, within its bounds;
+ *   int resume_offer_decode(p, struct resume_offer *),
+ *       resume_answer_decode(p, struct resume_answer *), resume_hello_seen(buf,
+ *       len): --resume's offer, answer and hello (src/resume-wire.c): what
+ *       decodes encodes back to the same bytes, its numbers within bounds.
  *
  * Each call gets an exact-size heap copy, so ASan sees any read past len.
  * Besides not crashing, the answers must agree with each other:
@@ -38,6 +42,7 @@
 #include <string.h>
 
 #include "fastcat.h"
+#include "resume.h"
 #include "stripe.h"
 #include "verify.h"
 
@@ -195,8 +200,45 @@ static void check_stripe(const uint8_t *data, size_t size)
 	free(buf);
 }
 
+/* --resume's offer and answer: round trips and bounds; the hello: prefix rules. */
+static void check_resume(const uint8_t *data, size_t size)
+{
+	unsigned char *buf = malloc(size ? size : 1), enc[RESUME_OFFER_BYTES];
+	struct resume_offer o;
+	struct resume_answer a;
+	int h;
+
+	if (buf == NULL)
+		abort();
+	memcpy(buf, data, size);
+	if (size >= RESUME_OFFER_BYTES && resume_offer_decode(buf, &o) == 0) {
+		CHECK(o.window <= o.length && o.window <= RESUME_WINDOW_MAX,
+		      "offer length %llu window %u", (unsigned long long)o.length,
+		      (unsigned)o.window);
+		resume_offer_encode(enc, &o);
+		CHECK(memcmp(enc, buf, RESUME_OFFER_BYTES) == 0,
+		      "an offer encodes back differently");
+	}
+	if (size >= RESUME_ANSWER_BYTES && resume_answer_decode(buf, &a) == 0) {
+		CHECK(a.verdict == RESUME_SHORT
+		          ? a.total < a.length
+		          : (a.verdict == RESUME_GO || a.verdict == RESUME_DIFFERS) &&
+		                (a.total == RESUME_UNKNOWN || a.total >= a.length),
+		      "answer verdict %d length %llu total %llu", (int)a.verdict,
+		      (unsigned long long)a.length, (unsigned long long)a.total);
+		resume_answer_encode(enc, &a);
+		CHECK(memcmp(enc, buf, RESUME_ANSWER_BYTES) == 0,
+		      "an answer encodes back differently");
+	}
+	h = resume_hello_seen(buf, size);
+	CHECK(h >= -1 && h <= 1 && (size > 0 || h == 0), "hello %d at %zu bytes", h, size);
+	CHECK(h != 0 || size < RESUME_HELLO_BYTES, "a prefix of %zu bytes", size);
+	free(buf);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	check_resume(data, size);
 	check_stripe(data, size);
 	check_decode(data, size);
 	check_hello(data, size);
