@@ -397,8 +397,11 @@ static void print_hints(const struct session *s, int sndbuf, double now)
 {
 	const struct config *cfg = s->cfg;
 	char wmem[64], rmem[64], line[512];
-	struct hint_input in = {
-	    flow_seconds(&s->sent, now), s->sent.bytes, sndbuf, &s->tcp, NULL, NULL};
+	struct hint_input in = {.seconds = flow_seconds(&s->sent, now),
+	                        .bytes = s->sent.bytes,
+	                        .sndbuf = sndbuf,
+	                        .tcp = &s->tcp,
+	                        .streams = s->ep->stripes};
 	enum hint h = hint_choose(&in);
 
 	if (hint_format_cap(line, sizeof line, "--sndbuf", "net.core.wmem_max", cfg->sndbuf,

@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # parallel-wan.bats - -P and the TCP figures over the WAN lab (tests/wanlab.bash): byte-exact
-# over a lossy, reordering link, the measured RTT is the lab's, and the -v hint names what a lab
-# set up to cause it held back. Behaviour, not speed: speed is contrib/bench/wan.sh's.
+# over a lossy, reordering link, and the measured RTT is the lab's (the -v hints, each in a lab
+# set up to cause it, are tests/hints-wan.bats'). Behaviour, not speed: speed is
+# contrib/bench/wan.sh's.
 
 load helpers
 load wanlab
@@ -59,29 +60,4 @@ lab_xfer() {
   lab_xfer "$T/a" 60 --
   jq_true "$CJSON" '.tcp.min_rtt_ms >= 40 and .tcp.min_rtt_ms <= 60'
   jq_true "$CJSON" '.tcp.rtt_ms >= 40'
-}
-
-# hint_in_lab LAB-OPTS -- LISTENER-OPTS -- SENDER-OPTS: 6 MiB across, the sender's -v hint in HINT.
-hint_in_lab() {
-  local lab=()
-  while (($#)) && [[ $1 != -- ]]; do lab+=("$1"); shift; done
-  shift
-  mkpayload "$T/a" $((6 * 1024 * 1024))
-  wanlab_up "$LAB" "${lab[@]}"
-  lab_xfer "$T/a" 90 "$@" -v
-  HINT=$(grep '^fastcat: hint: ' "$T/c.err" || true)
-}
-
-# The send-buffer hint is only unit-tested (tests/unit/test-hint.c): over this lab, -O 128k
-# (SO_SNDBUF 256 KiB) ran at 112 Mbit/s with 14 % of its segments sent again and
-# sndbuf_limited 0, which is not yet understood.
-
-@test "-v hint, a small receive window at the peer over 100 ms (-I 128k there): names the receive window" {
-  hint_in_lab --rate 1gbit --delay-ms 50 -- -I 128k --
-  [[ $HINT == *"receive window"* ]] || fail "hint: '$HINT'; $(grep 'tcp:' "$T/c.err")"
-}
-
-@test "-v hint, 2 % loss: names the segments sent again, and -P" {
-  hint_in_lab --rate 1gbit --delay-ms 5 --loss 0.02 -- --
-  [[ $HINT == *"sent again"* && $HINT == *"-P"* ]] || fail "hint: '$HINT'"
 }

@@ -2,7 +2,8 @@
 # tcpinfo.bats - what TCP_INFO says in the report (the "tcp" object, the human
 # "tcp:" line), --congestion, -O/-I forced past the sysctl cap with
 # CAP_NET_ADMIN, and -v's hint at exit. Loopback only, behaviour not timing:
-# the hints that need a delayed link (send buffer, receive window, loss) are
+# the hints that need a delayed link (send buffer, receive window, loss, a
+# steady slow source) are tests/hints-wan.bats', and their rules are
 # unit-tested from a table (tests/unit/test-hint.c).
 
 load helpers

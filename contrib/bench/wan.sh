@@ -22,7 +22,9 @@
 #   -F PATH     fastcat binary (default: src/fastcat of this tree)
 #   -b TOOL     ratio baseline (default nc.openbsd if selected, else the first tool)
 #   -T SEC      time-out per run (default 120 + the time at 10 Mbit/s)
-#   -o FILE     also keep every run as a CSV row in FILE (and the table beside it, as .txt)
+#   -o FILE     also keep every run as a CSV row in FILE (and the table beside it, as .txt;
+#               the medians as .tsv, and with python3 their plot as .png, both beside it too)
+#   -p PNG      plot goodput against connections into PNG (plot-wan.py; the .tsv beside it)
 #   -h          this help
 # Needs: root, bash >= 5, iproute2, the lab's delay line (make tests/lab/delayline) where the
 # kernel has no netem, and the tools (apt: netcat-openbsd socat iperf3). Every process started
@@ -33,7 +35,7 @@ export LC_ALL=C
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TOP=$(cd "$HERE/../.." && pwd)
 MIB=1024 ROUNDS=1 TOOLS=fastcat,nc.openbsd,socat-b1M,iperf3-P1,iperf3-P8 LOSS=0 RATE=1gbit DELAY=50
-MTU=9000 QUEUE='' FC_EXTRA='' FASTCAT=$TOP/src/fastcat BASE='' TMO='' CHECK=1 CSV=''
+MTU=9000 QUEUE='' FC_EXTRA='' FASTCAT=$TOP/src/fastcat BASE='' TMO='' CHECK=1 CSV='' PNG=''
 
 # The tools, as data: NAME | receiver on host B | sender on host A. @FC@ is fastcat with -a's
 # arguments, @B@ host B's address, @P@ the port, @N@ the bytes. A receiver without @P@ listens
@@ -54,11 +56,12 @@ TOOL_TABLE=(
 
 # shellcheck source=contrib/bench/lib.sh
 . "$HERE/lib.sh"
-while getopts "s:n:t:L:r:d:m:q:a:F:b:T:o:h" o; do
+while getopts "s:n:t:L:r:d:m:q:a:F:b:T:o:p:h" o; do
 	case $o in
 	s) MIB=$OPTARG ;; n) ROUNDS=$OPTARG ;; t) TOOLS=$OPTARG ;; L) LOSS=$OPTARG ;;
 	r) RATE=$OPTARG ;; d) DELAY=$OPTARG ;; m) MTU=$OPTARG ;; q) QUEUE=$OPTARG ;;
 	a) FC_EXTRA=$OPTARG ;; F) FASTCAT=$OPTARG ;; b) BASE=$OPTARG ;; T) TMO=$OPTARG ;; o) CSV=$OPTARG ;;
+	p) PNG=$OPTARG ;;
 	h) usage; exit 0 ;;
 	*) usage >&2; exit 2 ;;
 	esac
@@ -234,6 +237,24 @@ summary() { # CSV -> markdown table: median Mbit/s, median seconds, ratio vs BAS
 	}' "$1"
 }
 
+# summary_tsv CSV -> the medians for plot-wan.py: '# key value' lines, then one row a tool:
+# tool, connections (N of fastcat -P N, 1 for fastcat, auto, '-' for the others), Mbit/s
+# ('-' when no run was ok), seconds, runs ok/all.
+summary_tsv() {
+	printf '# link_mbit %s\n' "$(awk -v r="$RATE" 'BEGIN { u = tolower(r); sub(/bit$/, "", u); m = 1e-6
+		if (u ~ /k$/) m = 1e-3; else if (u ~ /m$/) m = 1; else if (u ~ /g$/) m = 1e3
+		sub(/[kmg]$/, "", u); print u * m }')"
+	printf '# title wan.sh %s MiB, %s, RTT %s ms, MTU %s, loss %s\n' "$MIB" "$RATE" \
+		"$(awk -v d="$DELAY" 'BEGIN { print 2 * d }')" "$MTU" "$LOSS"
+	printf 'tool\tconnections\tmbit_s\tseconds\tok\n'
+	summary "$1" | awk -F'|' 'NR > 2 {
+		for (i = 2; i <= 6; i++) gsub(/^ +| +$/, "", $i)
+		n = "-"
+		if ($2 == "fastcat") n = 1
+		else if ($2 ~ /^fastcat-P/) { n = $2; sub(/^fastcat-P/, "", n) }
+		printf "%s\t%s\t%s\t%s\t%s\n", $2, n, $3, $4, $6 }'
+}
+
 git_rev=$(git -C "$HERE" describe --always --dirty 2> /dev/null || echo "?")
 fc_ver=$("$FASTCAT" -V 2> /dev/null | head -n 1)
 header="# wan.sh: ${MIB} MiB, lab $RATE, RTT $(awk -v d="$DELAY" 'BEGIN { print 2 * d }') ms, MTU $MTU, loss $LOSS each way, queue ${QUEUE:-one BDP}, $WL_IMPL, $WL_CC; tcp_wmem $(wanlab_a sysctl -n net.ipv4.tcp_wmem | tr '\t' ' '), tcp_rmem $(wanlab_a sysctl -n net.ipv4.tcp_rmem | tr '\t' ' '); $ROUNDS round(s); $(nproc) CPUs, $(uname -r); ${fc_ver:-fastcat} (git $git_rev)${FC_EXTRA:+; fastcat args: $FC_EXTRA}; $(date '+%F %T')"
@@ -253,4 +274,14 @@ done
 	summary "$RESULTS"
 } | if [ -n "$CSV" ]; then tee "${CSV%.csv}.txt"; else cat; fi
 [ -z "$CSV" ] || { cp "$RESULTS" "$CSV" && echo "runs: $CSV, table: ${CSV%.csv}.txt" >&2; }
+[ -n "$PNG" ] || [ -z "$CSV" ] || PNG=${CSV%.csv}.png
+if [ -n "$PNG" ]; then
+	summary_tsv "$RESULTS" > "${PNG%.png}.tsv"
+	if command -v python3 > /dev/null; then
+		python3 "$HERE/plot-wan.py" "${PNG%.png}.tsv" "$PNG" &&
+			echo "medians: ${PNG%.png}.tsv, plot: $PNG" >&2
+	else
+		echo "note: no python3, no plot; medians: ${PNG%.png}.tsv" >&2
+	fi
+fi
 awk -F, 'NR > 1 && $8 != "ok" { bad = 1 } END { exit bad }' "$RESULTS"

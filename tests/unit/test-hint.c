@@ -13,34 +13,68 @@ struct row {
 	const char *what;
 	double seconds, bytes;
 	double busy, rwnd, sndbuf, retransmits, mss;
+	double cwnd, rtt, min_rtt, so_sndbuf; /* cwnd_bytes, rtt_ms, min_rtt_ms, SO_SNDBUF */
 	enum hint want;
 };
 
 static const struct row rows[] = {
     /* 100 ms lab, 4 MiB send buffer: full of data in flight most of the time */
-    {"send buffer 93 % of the busy time", 38.5, 1073741824, 38.4, 0, 35.7, 0, 8948, HINT_SNDBUF},
-    {"send buffer exactly 30 %", 10, 1e9, 10, 0, 3, 0, 1448, HINT_SNDBUF},
-    {"send buffer 29 %: not named", 10, 1e9, 10, 0, 2.9, 0, 1448, HINT_NONE},
-    {"peer's window 60 %", 20, 1e9, 19.9, 12, 0.1, 0, 1448, HINT_RWND},
-    {"both limits: the send buffer first", 20, 1e9, 20, 7, 8, 0, 1448, HINT_SNDBUF},
+    {"send buffer 93 % of the busy time", 38.5, 1073741824, 38.4, 0, 35.7, 0, 8948, 0, 100.2, 100.0,
+     4194304, HINT_SNDBUF},
+    {"send buffer exactly 30 %", 10, 1e9, 10, 0, 3, 0, 1448, 0, 100.2, 100.0, 4194304, HINT_SNDBUF},
+    {"send buffer 29 %: not named", 10, 1e9, 10, 0, 2.9, 0, 1448, 0, 100.2, 100.0, 4194304,
+     HINT_NONE},
+    {"peer's window 60 %", 20, 1e9, 19.9, 12, 0.1, 0, 1448, 0, 100.2, 100.0, 4194304, HINT_RWND},
+    {"both limits: the send buffer first", 20, 1e9, 20, 7, 8, 0, 1448, 0, 100.2, 100.0, 4194304,
+     HINT_SNDBUF},
     /* pv -L 1m into a loopback connection: sending 2 ms of every second */
-    {"slow source: busy 1 % of the time", 2.0, 2097152, 0.02, 0, 0, 0, 65483, HINT_SOURCE},
-    {"busy 49 % of the time", 10, 1e8, 4.9, 0, 0, 0, 1448, HINT_SOURCE},
-    {"busy half the time: not the source", 10, 1e8, 5, 0, 0, 0, 1448, HINT_NONE},
-    {"idle but send-buffer-limited when busy", 10, 1e8, 2, 0, 1, 0, 1448, HINT_SNDBUF},
+    {"slow source: busy 1 % of the time", 2.0, 2097152, 0.02, 0, 0, 0, 65483, 0, 100.2, 100.0,
+     4194304, HINT_SOURCE},
+    {"busy 49 % of the time", 10, 1e8, 4.9, 0, 0, 0, 1448, 0, 100.2, 100.0, 4194304, HINT_SOURCE},
+    {"busy half the time: not the source", 10, 1e8, 5, 0, 0, 0, 1448, 0, 100.2, 100.0, 4194304,
+     HINT_NONE},
+    {"idle but send-buffer-limited when busy", 10, 1e8, 2, 0, 1, 0, 1448, 0, 100.2, 100.0, 4194304,
+     HINT_SNDBUF},
     /* 0.1 % loss under cubic: busy, no buffer limit, retransmitting */
-    {"loss 0.1 %", 60, 1e9, 60, 0, 0.5, 690, 1448, HINT_LOSS},
-    {"1 of 10000 segments: fewer than 3", 60, 1448e4, 60, 0, 0, 1, 1448, HINT_NONE},
-    {"3 of 30000 segments", 60, 1448 * 30000.0, 60, 0, 0, 3, 1448, HINT_LOSS},
-    {"2 retransmits: too few to name", 60, 1448 * 100.0, 60, 0, 0, 2, 1448, HINT_NONE},
-    {"a slow source with some loss: the source", 10, 1e7, 1, 0, 0, 50, 1448, HINT_SOURCE},
-    {"busy, no limit, no loss: the path", 10, 1e9, 10, 0, 0, 0, 1448, HINT_NONE},
-    {"a send of 0.4 s: too short to tell", 0.4, 1e9, 0.01, 0, 0, 0, 1448, HINT_NONE},
-    {"nothing sent (a receiver)", 10, 0, 0, 0, 0, 0, 1448, HINT_NONE},
+    {"loss 0.1 %", 60, 1e9, 60, 0, 0.5, 690, 1448, 0, 100.2, 100.0, 4194304, HINT_LOSS},
+    {"1 of 10000 segments: fewer than 3", 60, 1448e4, 60, 0, 0, 1, 1448, 0, 100.2, 100.0, 4194304,
+     HINT_NONE},
+    {"3 of 30000 segments", 60, 1448 * 30000.0, 60, 0, 0, 3, 1448, 0, 100.2, 100.0, 4194304,
+     HINT_LOSS},
+    {"2 retransmits: too few to name", 60, 1448 * 100.0, 60, 0, 0, 2, 1448, 0, 100.2, 100.0,
+     4194304, HINT_NONE},
+    {"a slow source with some loss: the source", 10, 1e7, 1, 0, 0, 50, 1448, 0, 100.2, 100.0,
+     4194304, HINT_SOURCE},
+    {"busy, no limit, no loss: the path", 10, 1e9, 10, 0, 0, 0, 1448, 0, 100.2, 100.0, 4194304,
+     HINT_NONE},
+    {"a send of 0.4 s: too short to tell", 0.4, 1e9, 0.01, 0, 0, 0, 1448, 0, 100.2, 100.0, 4194304,
+     HINT_NONE},
+    {"nothing sent (a receiver)", 10, 0, 0, 0, 0, 0, 1448, 0, 100.2, 100.0, 4194304, HINT_NONE},
     /* an old kernel: no busy or limited times; only loss can be told */
-    {"kernel < 4.10, lossy", 10, 1e8, NAN, NAN, NAN, 100, 1448, HINT_LOSS},
-    {"kernel < 4.10, clean", 10, 1e8, NAN, NAN, NAN, 0, 1448, HINT_NONE},
-    {"no mss: 1448 assumed", 10, 1448e4, 10, 0, 0, 5, NAN, HINT_LOSS},
+    {"kernel < 4.10, lossy", 10, 1e8, NAN, NAN, NAN, 100, 1448, 0, 100.2, 100.0, 4194304,
+     HINT_LOSS},
+    {"kernel < 4.10, clean", 10, 1e8, NAN, NAN, NAN, 0, 1448, 0, 100.2, 100.0, 4194304, HINT_NONE},
+    {"no mss: 1448 assumed", 10, 1448e4, 10, 0, 0, 5, NAN, 0, 100.2, 100.0, 4194304, HINT_LOSS},
+    /*
+     * tests/hints-wan.bats' labs (2 x 20 ms, 1 Gbit/s), as measured. A 256 KiB tcp_wmem cap
+     * and a pipe on stdin: the kernel counted 0 s of send-buffer time, the windows tell.
+     */
+    {"tcp_wmem cap, kernel says 0 s: the windows say the buffer", 2.53, 16777216, 2.476, 0.04, 0, 0,
+     1448, 3075552, 41.3, 40.1, 262144, HINT_SNDBUF},
+    {"the same, the smoothed RTT doubled at exit (a busy host)", 2.53, 16777216, 2.476, 0.04, 0.05,
+     0, 1448, 3250000, 80.6, 38.5, 262144, HINT_SNDBUF},
+    {"cwnd under SO_SNDBUF: not the buffer", 2.53, 16777216, 2.476, 0, 0, 0, 1448, 200000, 41.3,
+     40.1, 262144, HINT_NONE},
+    /* sendfile queued past SO_SNDBUF (3 buffers a RTT) and overflowed the lab's tun ring */
+    {"3 buffers per RTT: not the buffer; the loss", 1.06, 16777216, 1.016, 0.036, 0, 423, 1448,
+     1114960, 48.3, 40, 262144, HINT_LOSS},
+    /* pv -qL 2m: data in flight 80 % of the time, a fifth of the window used */
+    {"a steady slow source: busy, the window mostly unused", 1.98, 4194304, 1.612, 0.04, 0, 0, 1448,
+     435848, 41.55, 39.96, 368640, HINT_SOURCE},
+    {"1 % loss: cwnd 10 segments, under SO_SNDBUF", 36.9, 16777216, 36.888, 0, 0, 107, 1448, 14480,
+     40.56, 40, 414720, HINT_LOSS},
+    {"a full window at the path's rate: the path", 10, 1e9, 10, 0, 0, 0, 1448, 4e6, 40, 40, 4194304,
+     HINT_NONE},
 };
 
 static struct tcp_stats stats_of(const struct row *r)
@@ -56,6 +90,9 @@ static struct tcp_stats stats_of(const struct row *r)
 	t.sndbuf_limited_s = r->sndbuf;
 	t.retransmits = r->retransmits;
 	t.mss = r->mss;
+	t.cwnd_bytes = r->cwnd;
+	t.rtt_ms = r->rtt;
+	t.min_rtt_ms = r->min_rtt;
 	strcpy(t.congestion, "cubic");
 	return t;
 }
@@ -65,18 +102,33 @@ static void test_table(void)
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
 		const struct row *r = &rows[i];
 		struct tcp_stats t = stats_of(r);
-		struct hint_input in = {r->seconds, (uint64_t)r->bytes, 4194304, &t, NULL, NULL};
+		struct hint_input in = {
+		    r->seconds, (uint64_t)r->bytes, (int)r->so_sndbuf, &t, NULL, NULL, 1};
 		enum hint got = hint_choose(&in);
 
 		tap_ok(got == r->want, "%s: hint %d (want %d)", r->what, (int)got, (int)r->want);
 	}
 }
 
+/* -P 4: the stats add four windows and four connections' bytes; each one is buffer-bound. */
+static void test_streams(void)
+{
+	struct row r = {"",   2.53,          4 * 16777216.0, 2.476, 0.04,   0,          0,
+	                1448, 4 * 3075552.0, 41.3,           40.1,  262144, HINT_SNDBUF};
+	struct tcp_stats t = stats_of(&r);
+	struct hint_input in = {r.seconds, (uint64_t)r.bytes, 262144, &t, NULL, NULL, 4};
+
+	tap_ok(hint_choose(&in) == HINT_SNDBUF, "-P 4, each connection buffer-bound: the buffer");
+	in.streams = 1;
+	tap_ok(hint_choose(&in) == HINT_NONE,
+	       "the same figures as one connection: 4 buffers a RTT");
+}
+
 static void test_words(void)
 {
 	struct tcp_stats t = stats_of(&rows[0]);
-	struct hint_input in = {38.5, 1073741824,           4194304,
-	                        &t,   "4096 16384 4194304", "4096 131072 6291456"};
+	struct hint_input in = {
+	    38.5, 1073741824, 4194304, &t, "4096 16384 4194304", "4096 131072 6291456", 1};
 	char line[512];
 
 	hint_format(line, sizeof line, HINT_SNDBUF, &in);
@@ -108,6 +160,37 @@ static void test_words(void)
 	tap_ok(line[0] == '\0', "no hint, no words");
 }
 
+/* The hints the windows give (the kernel counted too little): what was compared, and the fix. */
+static void test_window_words(void)
+{
+	struct tcp_stats t = stats_of(&rows[0]);
+	struct hint_input in = {2.53, 16777216, 262144, &t, "4096 16384 262144", NULL, 1};
+	char line[512];
+
+	t.busy_s = 2.476;
+	t.sndbuf_limited_s = 0;
+	t.cwnd_bytes = 3075552;
+	t.rtt_ms = 41.3;
+	t.min_rtt_ms = 40.1;
+	hint_format(line, sizeof line, HINT_SNDBUF, &in);
+	tap_ok(strstr(line, "congestion window, 2.93 MiB, outgrew it") != NULL &&
+	           strstr(line, "SO_SNDBUF 256.0 KiB at rtt 41.3 ms") != NULL &&
+	           strstr(line, "tcp_wmem (now 4096 16384 262144)") != NULL &&
+	           strstr(line, "% of the time") == NULL,
+	       "the send buffer from the windows: cwnd, the cap, tcp_wmem, no share (%s)", line);
+	in.bytes = 4194304;
+	in.seconds = 1.98;
+	in.sndbuf = 368640;
+	t.busy_s = 1.612;
+	t.cwnd_bytes = 435848;
+	t.rtt_ms = 41.55;
+	hint_format(line, sizeof line, HINT_SOURCE, &in);
+	tap_ok(strstr(line, "carried 2.48 MiB/s (0.021 Gbit/s) while busy, under half of what its "
+	                    "window allowed at rtt 41.5 ms") != NULL &&
+	           strstr(line, "the pipe was not the bottleneck") != NULL,
+	       "the source from the windows: its rate, the RTT (%s)", line);
+}
+
 static void test_cap(void)
 {
 	char line[512];
@@ -132,7 +215,9 @@ static void test_cap(void)
 int main(void)
 {
 	test_table();
+	test_streams();
 	test_words();
+	test_window_words();
 	test_cap();
 	return tap_done();
 }
