@@ -312,7 +312,8 @@ int stripe_growth_poll_events(const struct stripe_growth *g, struct pollfd *pfd)
 /* The earliest moment a pending connection runs out of patience, or -1. */
 double stripe_growth_due(const struct stripe_growth *g)
 {
-	double until = g->l == NULL && g->grows ? g->next_tick : -1;
+	/* sending: the next tick, until the decision settled (a past tick would spin the relay) */
+	double until = g->l == NULL && g->grows && !g->decide.settled ? g->next_tick : -1;
 
 	for (size_t i = 0; i < g->npending; i++)
 		if (until < 0 || g->pending[i].deadline < until)
