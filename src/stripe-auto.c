@@ -21,6 +21,7 @@
 #define AUTO_MIN_RTT_MS 1.0
 #define AUTO_GAIN       1.10 /* what the last step must have raised the goodput by */
 #define AUTO_STEP_MAX   4    /* connections one step opens at most */
+#define AUTO_QUEUE_RTT  1.25 /* smoothed RTT over the minimum that says a queue builds */
 
 /*
  * Seconds between ticks: long enough for a new connection's handshake and
@@ -67,13 +68,45 @@ static unsigned settle(struct auto_state *st, const char *why, unsigned n)
 	return 0;
 }
 
-/* How many connections to open now (0: none); st->why says why, for -v. */
-unsigned stripe_auto_decide(struct auto_state *st, const struct auto_sample *a)
+/* Bytes/s over this tick and the one before: one tick of a few round trips is bursty. */
+static double smoothed(const struct auto_state *st, const struct auto_sample *a)
 {
-	double goodput = a->seconds > 0 ? a->acked / a->seconds : 0;
+	double s = a->seconds + st->prev_s;
+
+	return s > 0 ? (a->acked + st->prev_acked) / s : 0;
+}
+
+/*
+ * Did the last step help? The goodput since the new connections had their
+ * ramp-up ticks, against the goodput before the step. 1: it did, 0: wait a
+ * tick more, -1: it did not (st->why says so).
+ */
+static int judged(struct auto_state *st, const struct auto_sample *a)
+{
+	double now;
+
+	st->acc_acked += a->acked;
+	st->acc_s += a->seconds;
+	now = st->acc_s > 0 ? st->acc_acked / st->acc_s : 0;
+	if (now >= AUTO_GAIN * st->goodput) {
+		st->judging = 0;
+		st->acc_acked = st->acc_s = 0;
+		return 1;
+	}
+	/* new connections may still be in slow start: one more tick before it gives up */
+	if (st->judging++ < 2)
+		return 0;
+	snprintf(st->why, sizeof st->why,
+	         "settled at %u connections: goodput %.0f -> %.0f Mbit/s, less than 10 %% more",
+	         a->n, st->goodput * 8 / 1e6, now * 8 / 1e6);
+	st->settled = 1;
+	return -1;
+}
+
+static unsigned decide(struct auto_state *st, const struct auto_sample *a)
+{
 	unsigned add;
 
-	st->why[0] = '\0';
 	if (st->settled)
 		return 0;
 	if (a->min_rtt_ms < AUTO_MIN_RTT_MS)
@@ -83,32 +116,41 @@ unsigned stripe_auto_decide(struct auto_state *st, const struct auto_sample *a)
 		st->skip--;
 		return 0;
 	}
-	if (st->judging) {
-		/* new connections may still be in slow start: one more tick before it gives up */
-		if (goodput < AUTO_GAIN * st->goodput && st->judging++ < 2)
-			return 0;
-		if (goodput < AUTO_GAIN * st->goodput) {
-			snprintf(st->why, sizeof st->why,
-			         "settled at %u connections: goodput %.0f -> %.0f Mbit/s, less "
-			         "than 10 %% more",
-			         a->n, st->goodput * 8 / 1e6, goodput * 8 / 1e6);
-			st->settled = 1;
-			return 0;
-		}
-		st->judging = 0;
-	}
+	if (st->judging && judged(st, a) <= 0)
+		return 0;
 	if (a->n >= STRIPE_AUTO_MAX)
 		return settle(st, "the most -P auto opens", a->n);
 	/* stdin or the path sets the pace for now (or slow start goes on): look again next tick */
 	if (!a->network_bound || (2 * a->limited < a->n && !(a->retransmits > 0)))
 		return 0;
+	/* a queue builds up on the path: it is full, whatever the windows say */
+	if (a->rtt_ms > AUTO_QUEUE_RTT * a->min_rtt_ms) {
+		char why[96];
+
+		snprintf(why, sizeof why,
+		         "the round trip is %.0f %% over its minimum: the path's queue fills",
+		         (a->rtt_ms / a->min_rtt_ms - 1) * 100);
+		return settle(st, why, a->n);
+	}
 	/* doubling, but by 4 at most: past 8, each step overshoots a full path less */
 	add = a->n < AUTO_STEP_MAX ? a->n : AUTO_STEP_MAX;
 	add = add < STRIPE_AUTO_MAX - a->n ? add : STRIPE_AUTO_MAX - a->n;
+	st->goodput = smoothed(st, a);
 	snprintf(st->why, sizeof st->why, "%u -> %u connections at %.0f Mbit/s", a->n, a->n + add,
-	         goodput * 8 / 1e6);
-	st->goodput = goodput;
+	         st->goodput * 8 / 1e6);
 	st->judging = 1;
-	st->skip = 2; /* a handshake and most of slow start */
+	st->skip = 1; /* a handshake and slow start: judged over the two ticks after */
+	return add;
+}
+
+/* How many connections to open now (0: none); st->why says why, for -v. */
+unsigned stripe_auto_decide(struct auto_state *st, const struct auto_sample *a)
+{
+	unsigned add;
+
+	st->why[0] = '\0';
+	add = decide(st, a);
+	st->prev_acked = a->acked;
+	st->prev_s = a->seconds;
 	return add;
 }

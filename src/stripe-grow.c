@@ -21,6 +21,7 @@ static void sample_add(struct auto_sample *a, const struct auto_conn *c)
 	    (isnan(a->min_rtt_ms) || c->now->min_rtt_ms < a->min_rtt_ms))
 		a->min_rtt_ms = c->now->min_rtt_ms;
 	a->limited += (unsigned)stripe_auto_conn_limited(c);
+	a->rtt_ms += c->now->rtt_ms / a->n; /* NAN where not known: then not judged by it */
 }
 
 /* What autotuning may grow SO_SNDBUF to: tcp_wmem's third figure, or -O's fixed size. */

@@ -64,6 +64,7 @@ struct auto_sample {
 	double seconds;     /* since the last tick */
 	double acked;       /* bytes the receiver acknowledged, all connections */
 	double min_rtt_ms;  /* the lowest round trip any of them saw */
+	double rtt_ms;      /* their smoothed round trips, the mean */
 	unsigned limited;   /* connections their send buffer or the peer's window held back */
 	double retransmits; /* segments sent again */
 	int network_bound;  /* stdin kept the connections full more often than it ran dry */
@@ -82,7 +83,9 @@ struct auto_state {
 	int judging;    /* it grew: 1, 2 = the measured ticks since that decide whether it helped */
 	unsigned skip;  /* ticks to let new connections ramp up before judging */
 	double goodput; /* bytes/s before it grew */
-	char why[160];  /* what the last tick decided, for -v */
+	double prev_acked, prev_s; /* the last tick's, for a goodput over two */
+	double acc_acked, acc_s;   /* since the judging began */
+	char why[160];             /* what the last tick decided, for -v */
 };
 
 unsigned stripe_auto_decide(struct auto_state *, const struct auto_sample *);
