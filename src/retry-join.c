@@ -73,7 +73,9 @@ static int sender_take_ack(struct session *s, const struct retry_ack *a)
 int retry_join_send(struct session *s)
 {
 	struct retry *rt = s->retry;
-	struct retry_join j = {.id = rt->id, .hold = rt->hold};
+	struct retry_join j = {.id = rt->id,
+	                       .hold = rt->hold,
+	                       .buffer = rt->ring ? (uint32_t)(rt->ring->cap / KIB) : 0};
 	unsigned char msg[RETRY_JOIN_BYTES], ack[RETRY_ACK_BYTES];
 	struct retry_ack a;
 	size_t got;
@@ -136,6 +138,10 @@ int retry_join_receive(struct session *s, const unsigned char *msg)
 	rt->cfg = s->cfg;
 	rt->id = j.id;
 	rt->hold = j.hold;
+	/* per MiB, or 4 times a small replay buffer: a full one would wait for the 50 ms */
+	rt->every = j.buffer != 0 && (uint64_t)j.buffer * KIB / 4 < RETRY_CONFIRM_EVERY
+	                ? (uint64_t)j.buffer * KIB / 4
+	                : RETRY_CONFIRM_EVERY;
 	rt->status = (int)a.status;
 	s->retry = rt;
 	s->resume.joined = 1;

@@ -190,8 +190,7 @@ int retry_tick(struct session *s, int running, double now, char *why, size_t why
 	if (written > rt->told && rt->pending_since == 0)
 		rt->pending_since = now;
 	if (rt->out_left == 0 && written > rt->told &&
-	    (written - rt->told >= RETRY_CONFIRM_EVERY ||
-	     now - rt->pending_since >= RETRY_CONFIRM_DELAY)) {
+	    (written - rt->told >= rt->every || now - rt->pending_since >= RETRY_CONFIRM_DELAY)) {
 		retry_confirm_encode(rt->out, written);
 		rt->out_left = RETRY_CONFIRM_BYTES;
 		rt->told = written;

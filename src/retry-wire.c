@@ -25,16 +25,18 @@ void retry_join_encode(unsigned char *p, const struct retry_join *j)
 	p[4] = RETRY_VERSION;
 	wire_put(p + 8, j->id, 8);
 	wire_put(p + 16, j->hold, 4);
+	wire_put(p + 20, j->buffer, 4);
 }
 
 /* 0, or -1 for bytes that are not a join this version knows (session 0 is nobody's). */
 int retry_join_decode(const unsigned char *p, struct retry_join *j)
 {
 	if (memcmp(p, join_magic, sizeof join_magic) != 0 || p[4] != RETRY_VERSION ||
-	    memcmp(p + 5, zero, 3) != 0 || memcmp(p + 20, zero, sizeof zero) != 0)
+	    memcmp(p + 5, zero, 3) != 0)
 		return -1;
 	j->id = wire_get(p + 8, 8);
 	j->hold = (uint32_t)wire_get(p + 16, 4);
+	j->buffer = (uint32_t)wire_get(p + 20, 4);
 	return j->id != 0 ? 0 : -1;
 }
 

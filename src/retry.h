@@ -12,7 +12,7 @@
 
 /* The wire format (doc/resume-protocol.md, "--retry"). */
 #define RETRY_VERSION       2
-#define RETRY_JOIN_BYTES    24 /* "FCRS", version, 3 zero, session id, hold seconds, 4 zero */
+#define RETRY_JOIN_BYTES    24 /* "FCRS", version, 3 zero, session id, hold seconds, buffer KiB */
 #define RETRY_ACK_BYTES     16 /* "FCRK", version, status, flags, 1 zero, busy seconds, 4 zero */
 #define RETRY_CONFIRM_BYTES 16 /* "FCRC", 4 zero, the offset written */
 #define RESUME_OFFER_BUSY   1  /* the offer's flags: a --retry session is held for another */
@@ -40,6 +40,8 @@ enum retry_status {
 struct retry_join {
 	uint64_t id;
 	uint32_t hold; /* seconds */
+	uint32_t
+	    buffer; /* the replay buffer in KiB, 0: none (a file); confirmations come 4 a buffer */
 };
 
 /* The receiver's answer to a join. */
@@ -63,6 +65,7 @@ struct retry {
 	const struct config *cfg;
 	uint64_t id;         /* the session, the sender's random number */
 	uint32_t hold;       /* the sender's hold, in seconds */
+	uint64_t every;      /* the receiver: confirm per this many bytes written */
 	struct replay *ring; /* the sender, stdin not a regular file: else NULL (it seeks) */
 	off_t base;          /* the sender, stdin a regular file: its position at the start */
 	int keeps;           /* the sender: the receiver said it keeps listening */
