@@ -115,11 +115,13 @@ int retry_join_receive(struct session *s, const unsigned char *msg)
 	unsigned char ack[RETRY_ACK_BYTES];
 	struct retry_join j;
 	struct retry *rt;
+	uint64_t held;
 
 	if (retry_join_decode(msg, &j) != 0)
 		return join_fail(s, EXIT_CONNECT,
 		                 "--retry: %s sent a join this fastcat does not know", s->ep->peer);
-	a.status = busy == 0 ? RETRY_NEW : j.id == l->held ? RETRY_RESUMED : RETRY_BUSY;
+	held = l != NULL ? l->held : 0;
+	a.status = busy == 0 ? RETRY_NEW : j.id == held ? RETRY_RESUMED : RETRY_BUSY;
 	a.busy = a.status == RETRY_BUSY ? busy : 0;
 	retry_ack_encode(ack, &a);
 	if (handshake_move(s->ep->fd, ack, sizeof ack, 1, clock_now() + JOIN_PATIENCE) !=
