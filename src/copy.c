@@ -44,6 +44,8 @@ static const char *copy_rw_reason(const struct flow *f, const struct config *cfg
 		return "--checksum reads the bytes";
 	if (cfg->parallel)
 		return "-P cuts the stream into chunks";
+	if (f->replay != NULL)
+		return "--retry keeps what it reads from a pipe in its replay buffer";
 	if (isatty(flow_src(f)) || isatty(flow_dst(f)))
 		return "a terminal";
 	if (f->kind == FLOW_SEND && fstat(flow_src(f), &st) == 0 && S_ISCHR(st.st_mode))

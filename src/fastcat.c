@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "fastcat.h"
+#include "retry.h"
 #include "stripe.h"
 #include "transport.h"
 
@@ -42,14 +43,15 @@ static int session_resets(const struct session *s)
 	return !(s->verify.on && !s->verify.hello_seen);
 }
 
-/* Relay one connection and report it. Returns its exit status. */
-static int session_run(const struct config *cfg, struct endpoint *ep)
+/* Relay one connection (from l, with -l) and report it. Returns its exit status. */
+static int session_run(const struct config *cfg, struct endpoint *ep, struct listener *l)
 {
 	struct session s;
 
 	memset(&s, 0, sizeof s);
 	s.cfg = cfg;
 	s.ep = ep;
+	s.listener = l;
 	s.verify.on = cfg->verify && !cfg->parallel; /* -P verifies in its own end marks */
 	s.verify.datagram = cfg->verify && cfg->transport->connectionless;
 	s.sent.started = s.received.started = clock_now();
@@ -60,6 +62,7 @@ static int session_run(const struct config *cfg, struct endpoint *ep)
 	/* --resume: the ends agree where the data starts, or nothing moves */
 	if (!cfg->resume || resume_start(&s) == 0)
 		session_relay(&s);
+	retry_session_end(&s); /* -k --resume: a lost --retry session is held for its sender */
 	report_print(&s, 1);
 	if (s.received.truncated > 0)
 		log_warn("%llu datagrams truncated (larger than the %zu-byte receive buffer)",
@@ -77,7 +80,11 @@ static int run_client(const struct config *cfg)
 {
 	struct endpoint ep = {.fd = -1};
 	char err[1024];
-	int rc = endpoint_connect(cfg, &ep, err, sizeof err);
+	int rc;
+
+	if (cfg->retry > 0)
+		return retry_client(cfg);
+	rc = endpoint_connect(cfg, &ep, err, sizeof err);
 
 	if (rc == 0 && cfg->parallel)
 		rc = stripe_connect(cfg, &ep, err, sizeof err);
@@ -85,7 +92,7 @@ static int run_client(const struct config *cfg)
 		endpoint_close(&ep);
 		log_fatal(rc, "%s", err);
 	}
-	return session_run(cfg, &ep);
+	return session_run(cfg, &ep, NULL);
 }
 
 /*
@@ -114,7 +121,7 @@ static int run_listener(const struct config *cfg)
 		}
 		if (!cfg->keep_listening && ep.growth == NULL) /* -P auto: more may join */
 			listener_stop_accepting(cfg, &l);
-		status = session_run(cfg, &ep);
+		status = session_run(cfg, &ep, &l);
 	} while (cfg->keep_listening && !signal_stop);
 	listener_close(&l);
 	return status;

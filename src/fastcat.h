@@ -67,11 +67,14 @@ struct verify {
 
 /* --resume: where this session's data starts in the whole stream (resume.c), for the report. */
 struct resume {
-	int on;           /* the handshake agreed: the data goes on from offset */
-	uint64_t offset;  /* L: the receiver's file length, the bytes not sent again */
-	uint64_t total;   /* the source's whole length; UINT64_MAX: not known (a pipe) */
-	uint64_t skipped; /* the sender, from a pipe: bytes of stdin read and dropped */
-	int graceful;     /* refused with an answer the peer must read: close, do not reset */
+	int on;             /* the handshake agreed: the data goes on from offset */
+	uint64_t offset;    /* L: the receiver's file length, the bytes not sent again */
+	uint64_t total;     /* the source's whole length; UINT64_MAX: not known (a pipe) */
+	uint64_t skipped;   /* the sender, from a pipe: bytes of stdin read and dropped */
+	int graceful;       /* refused with an answer the peer must read: close, do not reset */
+	int joined;         /* --retry: the ends agreed on the session (retry.c) */
+	unsigned retries;   /* --retry, the sender: reconnections made, all told */
+	uint64_t confirmed; /* --retry: the offset the receiver confirmed as written */
 };
 
 /* --copy: how bytes move between stdio and the socket. */
@@ -138,16 +141,19 @@ struct config {
 	int exit_on_peer_eof;   /* stop once the peer's EOF is flushed */
 	int recv_only;          /* -d: never read stdin */
 	int send_only;          /* --send-only: never write stdout */
-	size_t dgram_size; /* --dgram-size: cut the stream into datagrams this big, 0 = per read */
-	int dgram_eof;     /* a zero-length datagram marks EOF (--no-dgram-eof: 0) */
-	int checksum;      /* --checksum: XXH64 of each direction in the report */
-	int seq;           /* --seq: number datagrams, count losses (both ends) */
-	int verify;        /* --verify: frame the data, both ends confirm count and digest */
-	int resume;        /* --resume: -l goes on with the file on stdout, the sender after it */
-	struct acl acl;    /* --allow/--deny: the peers a TCP or UDP listener takes */
-	mode_t unix_mode;  /* --unix-mode: a Unix listener's socket file mode (default 0600) */
-	uint64_t rate_limit; /* --rate-limit: bytes per second, each direction; 0 = unlimited */
-	size_t rcvlowat;     /* --rcvlowat: wake per this many bytes while data queues, 0 = off */
+	size_t dgram_size;  /* --dgram-size: cut the stream into datagrams this big, 0 = per read */
+	int dgram_eof;      /* a zero-length datagram marks EOF (--no-dgram-eof: 0) */
+	int checksum;       /* --checksum: XXH64 of each direction in the report */
+	int seq;            /* --seq: number datagrams, count losses (both ends) */
+	int verify;         /* --verify: frame the data, both ends confirm count and digest */
+	int resume;         /* --resume: -l goes on with the file on stdout, the sender after it */
+	unsigned retry;     /* --retry: reconnect and resume up to this many times (sender) */
+	long retry_wait_ms; /* --retry-wait: the first wait, doubled up to 8 s */
+	uint64_t replay_buffer; /* --replay-buffer: a pipe's bytes kept until confirmed */
+	struct acl acl;         /* --allow/--deny: the peers a TCP or UDP listener takes */
+	mode_t unix_mode;       /* --unix-mode: a Unix listener's socket file mode (default 0600) */
+	uint64_t rate_limit;    /* --rate-limit: bytes per second, each direction; 0 = unlimited */
+	size_t rcvlowat; /* --rcvlowat: wake per this many bytes while data queues, 0 = off */
 	const char *congestion; /* --congestion: TCP_CONGESTION to set, NULL = default */
 	enum copy_mode copy;
 	enum report_format report;
@@ -233,6 +239,8 @@ struct listener {
 	char created_path[112]; /* the Unix socket file this listener made, removed at close */
 	int served;             /* a connectionless listener had a peer already (-k) */
 	char refused[112];      /* the peer refused last, logged once for a run of refusals */
+	uint64_t held;          /* -k --resume: the --retry session a lost connection left ... */
+	double held_until;      /* ... refusing other senders until then (retry-wire.c's hold) */
 };
 
 /* What one connection achieved; the relay fills it, the report prints it. */
@@ -244,6 +252,8 @@ struct session {
 	size_t receive_buffer;      /* bytes one receive can take (for the truncation warning) */
 	struct verify verify;       /* --verify: what the peer said */
 	struct resume resume;       /* --resume: where the data started */
+	struct retry *retry;        /* --retry: the session across connections (retry.h), or NULL */
+	struct listener *listener;  /* -l: where the connection came from (-k --resume holds) */
 	struct tcp_stats tcp;       /* tcp: TCP_INFO at the last report (report.c reads it) */
 	struct tcp_stats streams[STRIPE_MAX]; /* -P: each connection's; tcp sums them up */
 	int exit_status;
@@ -305,6 +315,10 @@ size_t handshake_move(int, unsigned char *, size_t, int, double);
 
 /* resume.c */
 int resume_start(struct session *);
+
+/* retry.c: --retry, the sender's loop over connections */
+struct retry;
+int retry_client(const struct config *);
 
 /* listener.c */
 int listener_open(const struct config *, struct listener *, char *, size_t);

@@ -90,6 +90,8 @@ int flow_init(struct flow *f, const struct flow_setup *setup, struct flow_stats 
 	f->keep_dst = setup->keep_dst;
 	f->stats = stats;
 	f->verify = setup->verify;
+	f->replay = setup->replay;
+	f->retry = setup->retry;
 	f->dg = setup->dg;
 	f->checksum = cfg->checksum && !flow_is_framed(f); /* framing digests the payload itself */
 	digest_init(&stats->digest);
@@ -103,8 +105,8 @@ int flow_init(struct flow *f, const struct flow_setup *setup, struct flow_stats 
 	if (f->limited)
 		ratelimit_init(&f->limit, cfg->rate_limit, f->write_size, f->dgram_dst,
 		               clock_now());
-	f->sniff_hello =
-	    !flow_is_framed(f) && !to_socket && cfg->transport->socktype == SOCK_STREAM;
+	f->sniff_hello = !flow_is_framed(f) && !to_socket && f->retry == NULL &&
+	                 cfg->transport->socktype == SOCK_STREAM;
 	lowat_init(&f->lowat, to_socket || setup->nnet > 0 ? -1 : flow_src(f), cfg->rcvlowat,
 	           f->read_size);
 	if (!f->enabled)

@@ -14,6 +14,7 @@
 
 #include "fastcat.h"
 #include "flow.h"
+#include "retry.h"
 #include "verify.h"
 
 /*
@@ -88,8 +89,14 @@ static size_t flow_room(const struct flow *f)
 	switch (f->method) {
 	case METHOD_SPLICE: return f->pipe_full ? 0 : f->pipe_cap - f->piped;
 	case METHOD_SENDFILE: return 0;
-	default: return iobuf_room(&f->buf);
+	default: break;
 	}
+	if (f->replay != NULL) { /* --retry from a pipe: never more than the ring can hold */
+		size_t ring = replay_room(f->replay), room = iobuf_room(&f->buf);
+
+		return ring < room ? ring : room;
+	}
+	return iobuf_room(&f->buf);
 }
 
 /* Bytes read from the source that did not reach the destination (for error messages). */
@@ -124,6 +131,8 @@ static ssize_t flow_source_read(struct flow *f, size_t want, int batch)
 		return flow_verify_read(f, want);
 	if (f->dgram_src)
 		return flow_dgram_recv(f, want);
+	if (f->replay != NULL)
+		return retry_flow_read(f, want);
 	return read(flow_src(f), iobuf_tail(&f->buf), want);
 }
 
@@ -230,6 +239,8 @@ static int flow_write(struct flow *f, size_t want)
 		return copy_write(f, want);
 	if (flow_is_framed(f) && f->kind == FLOW_RECEIVE)
 		return flow_verify_write(f, want);
+	if (f->retry != NULL)
+		return retry_flow_confirms(f);
 	if (f->discard) {
 		flow_discard(f, want);
 		return 0;

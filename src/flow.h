@@ -98,6 +98,8 @@ struct flow {
 	int copy_forced;         /* --copy=splice: a fallback is worth a warning */
 	int method_told;         /* -v named the zero-copy method (once it moved bytes) */
 	struct verify *verify;   /* the session's --verify state (verify->on), or the sniffer's */
+	struct replay *replay;   /* --retry from a pipe, sending: what was read, until confirmed */
+	struct retry *retry;     /* --retry, the sender receiving: the receiver's confirmations */
 	struct dgverify *dg;     /* --verify over datagrams: the control state; NULL otherwise */
 	int sniff_hello;         /* no --verify: refuse a peer whose first bytes are its hello */
 	size_t gate;             /* --verify, sending: bytes that may go before the peer's hello */
@@ -120,9 +122,11 @@ struct flow_setup {
 	int src, dst;
 	int enabled, discard, keep_dst;
 	struct verify *verify;
-	struct dgverify *dg; /* --verify over datagrams, else NULL */
-	const int *net;      /* the socket side's connections (src or dst is the first) ... */
-	unsigned nnet;       /* ... how many; 0: just src or dst */
+	struct replay *replay; /* --retry: the sending flow's replay buffer, else NULL */
+	struct retry *retry;   /* --retry: the sender's receiving flow takes confirmations */
+	struct dgverify *dg;   /* --verify over datagrams, else NULL */
+	const int *net;        /* the socket side's connections (src or dst is the first) ... */
+	unsigned nnet;         /* ... how many; 0: just src or dst */
 };
 
 enum pump_result { PUMP_BLOCKED, PUMP_BUDGET_USED, PUMP_FINISHED, PUMP_FAILED };

@@ -175,6 +175,30 @@ static int check_parallel(struct config *cfg, const struct seen *seen, char *err
 }
 
 /*
+ * --retry: the sender's, and it implies --resume (whose checks follow);
+ * its companions need it; -P and --verify do not go with it yet.
+ */
+static int check_retry(struct config *cfg, const struct seen *seen, char *err, size_t errlen)
+{
+	if (cfg->retry == 0 && (seen->flags & (SEEN_RETRY_WAIT | SEEN_REPLAY)))
+		return log_format(err, errlen, EXIT_USAGE, "%s: needs --retry N",
+		                  (seen->flags & SEEN_RETRY_WAIT) ? "--retry-wait"
+		                                                  : "--replay-buffer");
+	if (cfg->retry == 0)
+		return 0;
+	if (cfg->listen)
+		return log_format(err, errlen, EXIT_USAGE,
+		                  "--retry: for the sender; the receiver takes -l -k --resume");
+	if (cfg->parallel != 0)
+		return log_format(err, errlen, EXIT_USAGE, "--retry with -P: not supported yet");
+	if (cfg->verify)
+		return log_format(err, errlen, EXIT_USAGE,
+		                  "--retry with --verify: not supported yet");
+	cfg->resume = 1;
+	return 0;
+}
+
+/*
  * --resume: one stream, one way, into a file the receiver can append to.
  * Stdout is looked at now, so that `> FILE` or a pipe is refused before
  * anyone connects (a plain `> FILE` has already emptied the file, too).
@@ -183,10 +207,10 @@ static int check_resume(struct config *cfg, const struct seen *seen, char *err, 
 {
 	struct stat st;
 	int flags;
+	int rc = check_retry(cfg, seen, err, errlen);
 
-	(void)seen;
-	if (!cfg->resume)
-		return 0;
+	if (rc != 0 || !cfg->resume)
+		return rc;
 	if (cfg->transport->socktype != SOCK_STREAM)
 		return log_format(err, errlen, EXIT_USAGE,
 		                  "--resume: needs a byte stream (tcp, unix), not %s",

@@ -39,6 +39,11 @@ static const struct opt_keyword copy_keywords[] = {
  */
 #define RATE_LIMIT_MAX ((uint64_t)1 << 40)
 
+/* --retry: a thousand attempts in a row at 8 s each is more than two hours of trying. */
+#define RETRY_MAX 1000
+/* --replay-buffer: memory the sender allocates (its pages are used as it fills). */
+#define REPLAY_MAX ((uint64_t)4 << 30)
+
 /*
  * In --help-all order. An option without .help is shown in the row of the one
  * before it (.synopsis "-4, -6"), or named in its text (--help-all in -h's).
@@ -98,6 +103,31 @@ const struct opt_spec options_table[] = {
      .section = SECTION_CONNECTION,
      .help = "go on with an interrupted transfer: -l appends to the\n"
              "file on stdout (>> FILE), the sender skips what it has"},
+    {.name = "retry",
+     .arg = ARG_SIZE,
+     .range = {0, RETRY_MAX, "retries must be 0 to 1000"},
+     OPT_FIELD(retry),
+     .section = SECTION_CONNECTION,
+     .metavar = " N",
+     .help = "sender: after a lost connection reconnect and resume, up to\n"
+             "N times in a row (implies --resume; the receiver: -l -k --resume)"},
+    {.name = "retry-wait",
+     .arg = ARG_TIME,
+     .range = {1, 3600 * 1000, "must be more than 0 and at most 3600 seconds"},
+     OPT_FIELD(retry_wait_ms),
+     .seen = SEEN_RETRY_WAIT,
+     .section = SECTION_CONNECTION,
+     .metavar = " SECS",
+     .help = "the first wait before a retry, doubled up to 8 s (default 0.5)"},
+    {.name = "replay-buffer",
+     .arg = ARG_SIZE,
+     .range = {MIB, REPLAY_MAX, "replay buffer must be 1 MiB to 4 GiB"},
+     OPT_FIELD(replay_buffer),
+     .seen = SEEN_REPLAY,
+     .section = SECTION_CONNECTION,
+     .metavar = " SIZE",
+     .help = "--retry from a pipe: keep this much not yet confirmed\n"
+             "(default 64M; stdin waits while it is full)"},
 
     /* Transport */
     {.name = "transport",

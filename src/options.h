@@ -10,7 +10,7 @@ struct config;
 
 /* Entries of options_table; the definition must have exactly this many (a mismatch is a type
  * error). */
-#define OPTIONS_COUNT 46
+#define OPTIONS_COUNT 49
 
 /* How an option's value is read before it is stored or handed to a handler. */
 enum opt_arg {
@@ -26,14 +26,16 @@ enum opt_arg {
 enum {
 	SEEN_IPV4 = 1 << 0,
 	SEEN_IPV6 = 1 << 1,
-	SEEN_UDP = 1 << 2,        /* -u */
-	SEEN_UNIX = 1 << 3,       /* -U */
-	SEEN_UNIX_MODE = 1 << 4,  /* --unix-mode */
-	SEEN_RCVLOWAT = 1 << 5,   /* --rcvlowat */
-	SEEN_READ_SIZE = 1 << 6,  /* --read-size, which overrides -B */
-	SEEN_WRITE_SIZE = 1 << 7, /* --write-size, which overrides -B */
-	SEEN_READ_SET = 1 << 8,   /* the read size was given, by any of the three */
-	SEEN_WRITE_SET = 1 << 9,  /* the write size was given, by any of the three */
+	SEEN_UDP = 1 << 2,         /* -u */
+	SEEN_UNIX = 1 << 3,        /* -U */
+	SEEN_UNIX_MODE = 1 << 4,   /* --unix-mode */
+	SEEN_RCVLOWAT = 1 << 5,    /* --rcvlowat */
+	SEEN_READ_SIZE = 1 << 6,   /* --read-size, which overrides -B */
+	SEEN_WRITE_SIZE = 1 << 7,  /* --write-size, which overrides -B */
+	SEEN_READ_SET = 1 << 8,    /* the read size was given, by any of the three */
+	SEEN_WRITE_SET = 1 << 9,   /* the write size was given, by any of the three */
+	SEEN_RETRY_WAIT = 1 << 10, /* --retry-wait */
+	SEEN_REPLAY = 1 << 11,     /* --replay-buffer */
 };
 
 /* What --bench makes of an option. */

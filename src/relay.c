@@ -15,6 +15,7 @@
 #include "progress.h"
 #include "verify.h"
 #include "flow.h"
+#include "retry.h"
 #include "stripe.h"
 
 /*
@@ -23,9 +24,12 @@
  * socket's. A flow fills its own range, so the loop's shape does not depend
  * on how many fds a flow has.
  */
-enum { SLOT_CONTROL = 2, SLOT_GROWTH, SLOT_KINDS };
-/* stdio and sockets of each flow, control; -P auto's connections on their way, its listener */
-#define POLL_SLOTS_MAX (2 * (1 + FLOW_NET_MAX) + 1 + STRIPE_MAX + 1)
+enum { SLOT_CONTROL = 2, SLOT_GROWTH, SLOT_RETRY, SLOT_KINDS };
+/*
+ * stdio and sockets of each flow, control; -P auto's connections on their
+ * way, its listener; --retry's socket and listener
+ */
+#define POLL_SLOTS_MAX (2 * (1 + FLOW_NET_MAX) + 1 + STRIPE_MAX + 1 + 2)
 
 struct poll_slots {
 	struct pollfd fds[POLL_SLOTS_MAX];
@@ -79,6 +83,8 @@ static void relay_flow_failed(struct relay *r, const struct flow *f)
 	int status = socket_error_status(f->err);
 	const char *stripe_why = flow_stripe_failure(f, &status);
 
+	if (r->s->retry != NULL)
+		r->s->retry->lost_errno = f->err == EPROTO ? 0 : f->err; /* for "connection lost" */
 	if (stripe_why != NULL)
 		relay_fail(r, status, "%s", stripe_why);
 	else if (f->err == EPROTO && f->verify->why[0] != '\0')
@@ -122,6 +128,7 @@ static int relay_poll_timeout(const struct relay *r, double now, long flow_wait)
 	double until = -1, drawing = progress_due(&r->progress);
 	double control = dgverify_due(r->s->verify.dg, r->flows[FLOW_RECEIVE].running, now);
 	double growth = r->s->ep->growth ? stripe_growth_due(r->s->ep->growth) : -1;
+	double retry = retry_due(r->s, r->last_activity);
 	long idle_ms = r->s->cfg->timeout_ms, ms;
 
 	if (idle_ms >= 0)
@@ -134,6 +141,8 @@ static int relay_poll_timeout(const struct relay *r, double now, long flow_wait)
 		until = control;
 	if (growth >= 0 && (until < 0 || growth < until))
 		until = growth;
+	if (retry >= 0 && (until < 0 || retry < until))
+		until = retry;
 	if (until < 0)
 		ms = -1;
 	else if (until <= now)
@@ -223,6 +232,13 @@ static int relay_setup(struct relay *r, struct session *s, int in_fd, int out_fd
 		send.enabled = !cfg->listen;
 		recv.discard = !cfg->listen;
 	}
+	if (s->retry != NULL) {
+		/* one way: the receiver's stdin is not read, the sender's stdout not written */
+		send.enabled = send.enabled && !cfg->listen;
+		recv.discard = recv.discard || !cfg->listen;
+		send.replay = cfg->listen ? NULL : s->retry->ring;
+		recv.retry = cfg->listen ? NULL : s->retry;
+	}
 	if (s->verify.datagram) {
 		r->dg.v = &s->verify;
 		s->verify.dg = send.dg = recv.dg = &r->dg;
@@ -303,6 +319,27 @@ static int relay_control(struct relay *r, double now)
 	return -1;
 }
 
+/*
+ * --retry, the receiver: confirm what was written, give way to a new
+ * connection while this one is silent (retry-relay.c). 0, or -1 when the
+ * session ends.
+ */
+static int relay_retry(struct relay *r, double now)
+{
+	char why[sizeof r->s->error];
+	int status;
+
+	/* what moved this round counts: the idle time is since the last byte */
+	for (int i = 0; i < 2; i++)
+		if (r->flows[i].moved)
+			r->last_activity = now;
+	status = retry_tick(r->s, r->flows[FLOW_RECEIVE].running, now, why, sizeof why);
+	if (status == 0)
+		return 0;
+	relay_fail(r, status, "%s", why);
+	return -1;
+}
+
 /* Fill the named slots: what each flow waits for, then the control socket. */
 static void relay_poll_prepare(struct relay *r, struct poll_slots *p)
 {
@@ -322,6 +359,10 @@ static void relay_poll_prepare(struct relay *r, struct poll_slots *p)
 	p->count[SLOT_GROWTH] =
 	    r->s->ep->growth ? stripe_growth_poll_events(r->s->ep->growth, p->fds + p->n) : 0;
 	p->n += (nfds_t)p->count[SLOT_GROWTH];
+	p->first[SLOT_RETRY] = (int)p->n;
+	p->count[SLOT_RETRY] =
+	    retry_poll_events(r->s, r->last_activity, clock_now(), p->fds + p->n);
+	p->n += (nfds_t)p->count[SLOT_RETRY];
 }
 
 /*
@@ -387,6 +428,7 @@ static int relay_wait(struct relay *r, int busy, double now)
 	}
 	for (int i = 0; i < 2; i++)
 		flow_poll_result(&r->flows[i], p.fds + p.first[i], p.count[i]);
+	retry_poll_result(r->s, p.fds + p.first[SLOT_RETRY], p.count[SLOT_RETRY]);
 	return relay_grow(r, p.fds + p.first[SLOT_GROWTH], p.count[SLOT_GROWTH], clock_now());
 }
 
@@ -410,7 +452,7 @@ static int relay_turn(struct relay *r)
 	if (busy < 0)
 		return 0;
 	now = clock_now();
-	if (relay_control(r, now) != 0)
+	if (relay_control(r, now) != 0 || relay_retry(r, now) != 0)
 		return 0;
 	relay_note_progress(r, now);
 	if (relay_done(r, now))

@@ -205,6 +205,19 @@ static void print_human_resume(const struct resume *r)
 	        skipped);
 }
 
+/* --retry, the sender: the connections it took, all told, and what the receiver has. */
+static void print_human_retry(const struct session *s)
+{
+	char confirmed[32];
+
+	if (s->cfg->retry == 0 || s->cfg->listen)
+		return;
+	units_format_bytes(s->resume.confirmed, confirmed, sizeof confirmed);
+	fprintf(stderr, "fastcat: --retry: %u retr%s; the receiver confirmed %llu bytes (%s)\n",
+	        s->resume.retries, s->resume.retries == 1 ? "y" : "ies",
+	        (unsigned long long)s->resume.confirmed, confirmed);
+}
+
 static void print_human(const struct session *s, int sndbuf, int rcvbuf, double now)
 {
 	const struct config *cfg = s->cfg;
@@ -216,6 +229,7 @@ static void print_human(const struct session *s, int sndbuf, int rcvbuf, double 
 	print_human_flow("received", &s->received, datagram ? DATAGRAM_READS : DATAGRAM_NONE,
 	                 cfg->checksum, now);
 	print_human_resume(&s->resume);
+	print_human_retry(s);
 	/* with --resume the counts are the whole file's, as the digests are */
 	if (cfg->verify && s->verify.verified)
 		fprintf(stderr,
@@ -346,7 +360,8 @@ static void print_json(const struct session *s, int final, int sndbuf, int rcvbu
 {
 	const struct config *cfg = s->cfg;
 	char sent[512], received[512], local[160], peer[160], error[600], tcp[512] = "";
-	char resumed[24] = "null", skipped[24] = "null";
+	char resumed[24] = "null", skipped[24] = "null", retries[24] = "null",
+	     confirmed[24] = "null";
 	size_t streams_len = s->ep->stripes > 0 ? (size_t)s->ep->stripes * 512 : 1;
 	char *streams = malloc(streams_len); /* -P: up to 32 KiB, not on the stack */
 
@@ -372,16 +387,22 @@ static void print_json(const struct session *s, int final, int sndbuf, int rcvbu
 		snprintf(resumed, sizeof resumed, "%llu", (unsigned long long)s->resume.offset);
 	if (s->resume.on && !cfg->listen)
 		snprintf(skipped, sizeof skipped, "%llu", (unsigned long long)s->resume.skipped);
+	/* --retry: the sender's reconnections and the offset the receiver confirmed */
+	if (cfg->retry > 0 && !cfg->listen) {
+		snprintf(retries, sizeof retries, "%u", s->resume.retries);
+		snprintf(confirmed, sizeof confirmed, "%llu",
+		         (unsigned long long)s->resume.confirmed);
+	}
 	fprintf(
 	    stderr,
 	    "{\"fastcat\":\"%s\",\"final\":%s,\"transport\":\"%s\",\"local\":%s,\"peer\":%s,"
 	    "\"chunk_size\":%zu,\"read_size\":%zu,\"write_size\":%zu,\"sndbuf\":%d,\"rcvbuf\":%d,"
-	    "\"sent\":%s,\"received\":%s%s%s,\"resumed_at\":%s,\"skipped\":%s,\"verified\":%s,"
-	    "\"exit_status\":%d,\"error\":%s}\n",
+	    "\"sent\":%s,\"received\":%s%s%s,\"resumed_at\":%s,\"skipped\":%s,\"retries\":%s,"
+	    "\"confirmed\":%s,\"verified\":%s,\"exit_status\":%d,\"error\":%s}\n",
 	    FASTCAT_VERSION, final ? "true" : "false", cfg->transport->name, local, peer,
 	    cfg->read_size > cfg->write_size ? cfg->read_size : cfg->write_size, cfg->read_size,
 	    cfg->write_size, sndbuf, rcvbuf, sent, received, tcp, streams != NULL ? streams : "",
-	    resumed, skipped,
+	    resumed, skipped, retries, confirmed,
 	    !cfg->verify         ? "null"
 	    : s->verify.verified ? "true"
 	                         : "false",

@@ -6,6 +6,7 @@
 
 #include "fastcat.h"
 #include "resume.h"
+#include "retry.h"
 
 const char resume_hello[RESUME_HELLO_BYTES] = "FASTCAT-RESUME1\n";
 static const unsigned char offer_magic[4] = {'F', 'C', 'R', 'O'};
@@ -22,19 +23,25 @@ void resume_offer_encode(unsigned char *p, const struct resume_offer *o)
 	memset(p, 0, RESUME_OFFER_BYTES);
 	memcpy(p, offer_magic, sizeof offer_magic);
 	p[4] = RESUME_VERSION;
+	p[5] = (unsigned char)o->flags;
 	wire_put(p + 8, o->length, 8);
 	wire_put(p + 16, o->window, 4);
 	wire_put(p + 24, o->digest, 8);
 }
 
-/* 0, or -1 for bytes that are not an offer this version knows, or a window it will not check. */
+/*
+ * 0, or -1 for bytes that are not an offer this version knows (a flag it
+ * does not know included), or a window it will not check.
+ */
 int resume_offer_decode(const unsigned char *p, struct resume_offer *o)
 {
 	static const unsigned char zero[4];
 
 	if (memcmp(p, offer_magic, sizeof offer_magic) != 0 || p[4] != RESUME_VERSION ||
-	    memcmp(p + 5, zero, 3) != 0 || memcmp(p + 20, zero, sizeof zero) != 0)
+	    (p[5] & ~RESUME_OFFER_BUSY) != 0 || memcmp(p + 6, zero, 2) != 0 ||
+	    memcmp(p + 20, zero, sizeof zero) != 0)
 		return -1;
+	o->flags = p[5];
 	o->length = wire_get(p + 8, 8);
 	o->window = (uint32_t)wire_get(p + 16, 4);
 	o->digest = wire_get(p + 24, 8);

@@ -20,6 +20,7 @@
 
 #include "fastcat.h"
 #include "resume.h"
+#include "retry.h"
 #include "verify.h"
 
 /* Seconds the opening may take without -w: a plain peer is told apart by saying nothing. */
@@ -52,7 +53,10 @@ static int resume_fail(struct session *s, int status, const char *fmt, ...)
  */
 static int read_hello(struct session *s, unsigned char *buf, size_t len, const char *role)
 {
-	double secs = patience(s->cfg);
+	/* a --retry sender may come back to a receiver still giving up on the lost connection */
+	double secs = s->retry != NULL && patience(s->cfg) < HANDSHAKE_PATIENCE ? HANDSHAKE_PATIENCE
+	                                                                        : patience(s->cfg);
+	const char *need = s->retry != NULL && !s->cfg->listen ? "-l -k --resume" : "--resume";
 	size_t got = handshake_move(s->ep->fd, buf, len, 0, clock_now() + secs);
 	int seen = resume_hello_seen(buf, got < RESUME_HELLO_BYTES ? got : RESUME_HELLO_BYTES);
 	const char *peer = s->ep->peer;
@@ -62,8 +66,8 @@ static int read_hello(struct session *s, unsigned char *buf, size_t len, const c
 	if (got > 0 && seen < 0)
 		return resume_fail(s, EXIT_CONNECT,
 		                   "--resume: %s is not a fastcat --resume %s: it sent other data "
-		                   "first (give --resume at the other end)",
-		                   peer, role);
+		                   "first (give %s at the other end)",
+		                   peer, role, need);
 	if (errno == EINTR)
 		return resume_fail(s, EXIT_RUNTIME, "interrupted by %s", signals_stop_name());
 	if (got >= RESUME_HELLO_BYTES)
@@ -74,13 +78,14 @@ static int read_hello(struct session *s, unsigned char *buf, size_t len, const c
 	if (errno == 0 || errno == ECONNRESET)
 		return resume_fail(s, EXIT_CONNECT,
 		                   "--resume: %s is not a fastcat --resume %s: it %s without the "
-		                   "resume hello (give --resume at the other end)",
-		                   peer, role, errno ? "reset the connection" : "ended its side");
+		                   "resume hello (give %s at the other end)",
+		                   peer, role, errno ? "reset the connection" : "ended its side",
+		                   need);
 	if (errno == ETIMEDOUT)
 		return resume_fail(s, EXIT_CONNECT,
 		                   "--resume: %s is not a fastcat --resume %s: no resume hello in "
-		                   "%g s (give --resume at the other end)",
-		                   peer, role, secs);
+		                   "%g s (give %s at the other end)",
+		                   peer, role, secs, need);
 	return resume_fail(s, EXIT_PEER, "--resume: receive from %s: %s", peer, strerror(errno));
 }
 
@@ -156,6 +161,7 @@ static int receiver_offer(struct session *s, struct resume_offer *o, struct resu
 	if (fstat(STDOUT_FILENO, &st) != 0 || !S_ISREG(st.st_mode))
 		return resume_fail(s, EXIT_USAGE,
 		                   "--resume needs stdout to be a regular file (use >> FILE)");
+	o->flags = retry_busy_seconds(s->listener) > 0 ? RESUME_OFFER_BUSY : 0;
 	o->length = (uint64_t)st.st_size;
 	o->window = (uint32_t)(o->length < RESUME_WINDOW ? o->length : RESUME_WINDOW);
 	resume_scan_init(sc, o->length, o->window, s->cfg->verify);
@@ -197,11 +203,19 @@ static int receiver_start(struct session *s, const struct resume_answer *a,
 	return 0;
 }
 
-/* -l --resume: offer, wait for the sender's hello, then for its answer. */
+/* Bytes of the sender's answer (or join): no limit but -w, since it may read a long pipe first. */
+static size_t read_answer(struct session *s, unsigned char *buf, size_t len)
+{
+	const struct config *cfg = s->cfg;
+
+	return handshake_move(s->ep->fd, buf, len, 0,
+	                      cfg->timeout_ms >= 0 ? clock_now() + patience(cfg) : 0);
+}
+
+/* -l --resume: offer, wait for the sender's hello (and --retry's join), then for its answer. */
 static int resume_receive(struct session *s)
 {
 	unsigned char msg[RESUME_HELLO_BYTES + RESUME_OFFER_BYTES], answer[RESUME_ANSWER_BYTES];
-	const struct config *cfg = s->cfg;
 	struct resume_offer o;
 	struct resume_answer a;
 	struct resume_scan sc;
@@ -219,9 +233,21 @@ static int resume_receive(struct session *s)
 	if ((rc = read_hello(s, msg, RESUME_HELLO_BYTES, "sender")) != 0)
 		return rc;
 	/* a sender reads through a pipe's first L bytes for as long as that takes: only -w bounds
-	 * it */
-	got = handshake_move(s->ep->fd, answer, sizeof answer, 0,
-	                     cfg->timeout_ms >= 0 ? clock_now() + patience(cfg) : 0);
+	 * it; a --retry sender's join comes first, at once */
+	got = read_answer(s, answer, 4);
+	if (got == 4 && retry_join_seen(answer)) {
+		unsigned char join[RETRY_JOIN_BYTES];
+
+		memcpy(join, answer, 4);
+		if (read_answer(s, join + 4, sizeof join - 4) != sizeof join - 4)
+			got = 0;
+		else if ((rc = retry_join_receive(s, join)) != 0)
+			return rc;
+		else
+			got = read_answer(s, answer, 4);
+	}
+	if (got == 4)
+		got += read_answer(s, answer + 4, sizeof answer - 4);
 	if (got < sizeof answer && errno == EINTR)
 		return resume_fail(s, EXIT_RUNTIME, "interrupted by %s", signals_stop_name());
 	if (got < sizeof answer)
@@ -252,8 +278,16 @@ static int sender_check(struct session *s, const struct resume_offer *o, struct 
 	resume_scan_init(sc, o->length, o->window, s->cfg->verify);
 	a->length = o->length;
 	a->total = s->cfg->size != 0 ? s->cfg->size : RESUME_UNKNOWN;
+	if (s->retry != NULL && s->retry->ring != NULL && s->retry->joined) {
+		a->verdict = RESUME_GO; /* our session, its bytes: the replay buffer goes on */
+		a->total = RESUME_UNKNOWN;
+		return retry_sender_rewind(s, o->length);
+	}
 	if (fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode))
 		at = lseek(STDIN_FILENO, 0, SEEK_CUR);
+	if (at >= 0 && s->retry != NULL)
+		at =
+		    s->retry->base; /* where stdin started, not where the last connection left it */
 	if (at >= 0) {
 		a->total = st.st_size > at ? (uint64_t)(st.st_size - at) : 0;
 		if (a->total < o->length) {
@@ -327,9 +361,16 @@ static int resume_send(struct session *s)
 		return resume_fail(s, EXIT_CONNECT,
 		                   "--resume: %s sent an offer this fastcat does not know",
 		                   s->ep->peer);
+	if ((o.flags & RESUME_OFFER_BUSY) && s->retry == NULL)
+		return resume_fail(s, EXIT_CONNECT,
+		                   "--resume: %s holds a lost --retry session for its sender, and "
+		                   "refuses others meanwhile; try again later",
+		                   s->ep->peer);
 	/* the hello now, before a read through a pipe that may take long: the receiver knows us */
 	memcpy(msg, resume_hello, RESUME_HELLO_BYTES);
 	if ((rc = send_all(s, msg, RESUME_HELLO_BYTES)) != 0)
+		return rc;
+	if (s->retry != NULL && (rc = retry_join_send(s)) != 0)
 		return rc;
 	if ((rc = sender_check(s, &o, &sc, &a)) != 0)
 		return rc;

@@ -31,6 +31,7 @@ enum resume_verdict {
 
 /* The receiver's offer: "I have length bytes; the last window of them digest to this". */
 struct resume_offer {
+	unsigned flags; /* RESUME_OFFER_BUSY (retry.h) */
 	uint64_t length;
 	uint32_t window;
 	uint64_t digest; /* XXH64 of the bytes [length - window, length) */

@@ -388,6 +388,24 @@ EOF
 EOF
 }
 
+@test "usage errors, --retry (the sender's; implies --resume; no -P or --verify yet): exit 2 with one line naming it" {
+  check_table <<'EOF'
+--retry 1001 127.0.0.1 1                 | 2 | --retry 1001: retries must be 0 to 1000
+--retry x 127.0.0.1 1                    | 2 | --retry x:
+-l -k --retry 3 0                        | 2 | --retry: for the sender; the receiver takes -l -k --resume
+--retry 3 -P 2 127.0.0.1 1               | 2 | --retry with -P: not supported yet
+--retry 3 --verify 127.0.0.1 1           | 2 | --retry with --verify: not supported yet
+--retry 3 -d 127.0.0.1 1                 | 2 | --resume and -d: the sender (without -l) reads stdin
+-u --retry 3 127.0.0.1 1                 | 2 | --resume: needs a byte stream (tcp, unix), not udp
+--retry-wait 1 127.0.0.1 1               | 2 | --retry-wait: needs --retry N
+--replay-buffer 8M 127.0.0.1 1           | 2 | --replay-buffer: needs --retry N
+--retry 3 --retry-wait 0 127.0.0.1 1     | 2 | --retry-wait 0: must be more than 0 and at most 3600 seconds
+--retry 3 --replay-buffer 512K 127.0.0.1 1 | 2 | --replay-buffer 512K: replay buffer must be 1 MiB to 4 GiB
+--retry 3 --replay-buffer 5G 127.0.0.1 1 | 2 | --replay-buffer 5G: replay buffer must be 1 MiB to 4 GiB
+--bench --retry 3                        | 2 | --bench and --retry: cannot be combined
+EOF
+}
+
 @test "hosts that reach the resolver (inside unshare -n, lo up): exit 3, one line naming the host" {
   skip_unless_unshare
   RUN=(unshare -n sh -c 'ip link set lo up && exec "$@"' sh)

@@ -81,7 +81,7 @@ help_long_options() {
 
 @test "completion(bash): --tr completes to --transport" {
   skip_unless_bash_completion
-  run complete_lines 'fastcat --tr' 'fastcat -l --rep'
+  run complete_lines 'fastcat --tr' 'fastcat -l --repo'
   assert_success
   assert_equal "${lines[0]}" "--transport"
   assert_equal "${lines[1]}" "--report"

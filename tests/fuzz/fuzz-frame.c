@@ -15,6 +15,8 @@
  *       struct stripe_chunk *), stripe_hello_seen(buf, len): -P's join,
  *       chunk header and hello (src/stripe.c): what decodes encodes back to
  *       the same bytes, within its bounds;
+ *   int retry_join_decode(p, ...), retry_ack_decode(p, ...), retry_confirm_decode(p, ...):
+ *       --retry's join, ack and confirmation (src/retry-wire.c): round trips;
  *   int resume_offer_decode(p, struct resume_offer *),
  *       resume_answer_decode(p, struct resume_answer *), resume_hello_seen(buf,
  *       len): --resume's offer, answer and hello (src/resume-wire.c): what
@@ -43,6 +45,7 @@
 
 #include "fastcat.h"
 #include "resume.h"
+#include "retry.h"
 #include "stripe.h"
 #include "verify.h"
 
@@ -238,8 +241,35 @@ static void check_resume(const uint8_t *data, size_t size)
 	free(buf);
 }
 
+/* --retry's join, ack and confirmation: what decodes encodes back to the same bytes. */
+static void check_retry(const uint8_t *data, size_t size)
+{
+	unsigned char enc[RETRY_JOIN_BYTES];
+	struct retry_join j;
+	struct retry_ack a;
+	uint64_t off;
+
+	if (size >= RETRY_JOIN_BYTES && retry_join_decode(data, &j) == 0) {
+		CHECK(j.id != 0 && retry_join_seen(data), "a join of session 0");
+		retry_join_encode(enc, &j);
+		CHECK(memcmp(enc, data, RETRY_JOIN_BYTES) == 0, "a join encodes back differently");
+	}
+	if (size >= RETRY_ACK_BYTES && retry_ack_decode(data, &a) == 0) {
+		CHECK(a.status <= RETRY_BUSY && (a.status == RETRY_BUSY || a.busy == 0),
+		      "ack status %d busy %u", (int)a.status, (unsigned)a.busy);
+		retry_ack_encode(enc, &a);
+		CHECK(memcmp(enc, data, RETRY_ACK_BYTES) == 0, "an ack encodes back differently");
+	}
+	if (size >= RETRY_CONFIRM_BYTES && retry_confirm_decode(data, &off) == 0) {
+		retry_confirm_encode(enc, off);
+		CHECK(memcmp(enc, data, RETRY_CONFIRM_BYTES) == 0,
+		      "a confirmation encodes back differently");
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	check_retry(data, size);
 	check_resume(data, size);
 	check_stripe(data, size);
 	check_decode(data, size);

@@ -1,0 +1,193 @@
+#!/usr/bin/env bats
+# retry.bats - --retry N (doc/resume-protocol.md, "--retry"): a sender whose connection is
+# reset (ss -K on its socket) reconnects to a -l -k --resume receiver and goes on where the
+# receiver's file stands: from a file it seeks, from a pipe it resends out of its replay
+# buffer; the file ends byte-exact and the sender exits 0, its report counting the retries.
+# A receiver without -k, or without --resume, gets a sender that says what it needs. The
+# replay buffer bounds what a pipe sender holds while the receiver is stopped (SIGSTOP):
+# it stops reading stdin, and its peak RSS stays under the buffer plus a few MiB. The lab's
+# blackouts are tests/retry-wan.bats'. Loopback, listeners on port 0; the senders are slowed
+# with --rate-limit so that the resets land mid-transfer, and each reset waits for the
+# receiver's file to grow, not for a time.
+
+load helpers
+
+SIZE=12000000 # 3 s at 4 MB/s
+RATE=4M
+
+setup() {
+  T=$BATS_TEST_TMPDIR
+  A=$T/source
+  mkpayload "$A" "$SIZE"
+  : >"$T/file"
+}
+
+# keep_listen [fastcat options...]: a -v -l -k --resume receiver (or what the options say)
+# appending to $T/file; stderr $T/L.err. Sets L_PID and L_PORT.
+keep_listen() {
+  "$FASTCAT" -v -l "$@" 127.0.0.1 0 >>"$T/file" 2>"$T/L.err" </dev/null 3>&- &
+  L_PID=$!
+  fc_track "$L_PID"
+  wait_for_line "$T/L.err" 'listening on .*:([0-9]+)$' "$L_PID" || return 1
+  L_PORT=$(sed -nE 's/.*listening on .*:([0-9]+)$/\1/p' "$T/L.err" | head -n 1)
+}
+
+# send_bg FEED [fastcat options...]: the sender in the background, from the source file
+# (FEED file) or through a pipe (FEED pipe); JSON report and -v in $T/c.err, status in
+# $T/c.rc. Sets C_PID (the subshell's).
+send_bg() {
+  local feed=$1
+  shift
+  if [[ $feed == pipe ]]; then
+    (
+      rc=0
+      cat "$A" | timeout -k 2 60 "$FASTCAT" -v --report=json "$@" 127.0.0.1 "$L_PORT" \
+        >/dev/null 2>"$T/c.err" || rc=$?
+      echo "$rc" >"$T/c.rc"
+    ) 3>&- &
+  else
+    (
+      rc=0
+      timeout -k 2 60 "$FASTCAT" -v --report=json "$@" 127.0.0.1 "$L_PORT" <"$A" \
+        >/dev/null 2>"$T/c.err" || rc=$?
+      echo "$rc" >"$T/c.rc"
+    ) 3>&- &
+  fi
+  C_PID=$!
+  fc_track "$C_PID"
+}
+
+# reset_sender: ss -K on the sender's connection (the one to the listener's port).
+reset_sender() {
+  ss -K dst 127.0.0.1 dport = :"$L_PORT" >/dev/null 2>&1 || true
+}
+
+# sender_status: wait for the background sender; its exit status in $status.
+sender_status() {
+  local rc
+  wait_exit rc "$C_PID" 60
+  [[ -s $T/c.rc ]] || fail "the sender did not finish: $(cat "$T/c.err")"
+  status=$(cat "$T/c.rc")
+}
+
+# two_resets FEED: a --retry transfer through two resets, each once the file has grown.
+two_resets() {
+  keep_listen -k --resume
+  send_bg "$1" --retry 5 --rate-limit "$RATE"
+  wait_for_size "$T/file" 2000000 20
+  reset_sender
+  wait_for_count "$T/L.err" 'resumed session' 1 "$L_PID" 20
+  wait_for_size "$T/file" 6000000 20
+  reset_sender
+  wait_for_count "$T/L.err" 'resumed session' 2 "$L_PID" 20
+  sender_status
+  [[ $status == 0 ]] || fail "sender exit $status: $(cat "$T/c.err")"
+  assert_same_bytes "$A" "$T/file"
+  CJSON=$(json_report "$T/c.err")
+  jq_is "$CJSON" .retries 2
+  jq_is "$CJSON" .confirmed "$SIZE"
+  grep -Eq '^fastcat: connection lost after .* \(.*\); retry 1/5 in 0\.5 s$' "$T/c.err" ||
+    fail "no 'connection lost' line: $(cat "$T/c.err")"
+}
+
+@test "--retry from a file: through two connection resets, byte-exact, exit 0, retries 2" {
+  two_resets file
+}
+
+@test "--retry from a pipe: through two connection resets, resent from the replay buffer, byte-exact" {
+  two_resets pipe
+}
+
+@test "--retry, receiver without -k: the transfer goes, a lost connection is not retried and the message says what the receiver needs" {
+  keep_listen --resume
+  send_bg file --retry 3 --rate-limit "$RATE"
+  wait_for_size "$T/file" 1000000 20
+  reset_sender
+  sender_status
+  [[ $status == 5 ]] || fail "sender exit $status, want 5: $(cat "$T/c.err")"
+  grep -q 'does not keep listening: a lost connection cannot be retried (give it -l -k --resume)' \
+    "$T/c.err" || fail "no warning at the start: $(cat "$T/c.err")"
+  grep -q 'not retried: the receiver does not keep listening (give it -l -k --resume)' \
+    "$T/c.err" || fail "no advice at the end: $(cat "$T/c.err")"
+}
+
+@test "--retry, receiver without --resume: exit 3 at once, no retry, naming -l -k --resume; the file gets nothing" {
+  keep_listen -k
+  send_bg file --retry 3
+  sender_status
+  [[ $status == 3 ]] || fail "sender exit $status, want 3: $(cat "$T/c.err")"
+  grep -q 'is not a fastcat --resume receiver.*give -l -k --resume at the other end' "$T/c.err" ||
+    fail "no advice: $(cat "$T/c.err")"
+  ! grep -q 'retry 1/' "$T/c.err" || fail "it retried: $(cat "$T/c.err")"
+  [[ ! -s $T/file ]] || fail "the receiver wrote $(stat -c %s "$T/file") bytes"
+}
+
+@test "--retry with nobody listening: retries with a doubling wait, then exit 3 (never connected)" {
+  closed_port
+  run --separate-stderr timeout -k 2 20 "$FASTCAT" -v --retry 2 --retry-wait 0.1 127.0.0.1 \
+    "$CLOSED_PORT" </dev/null
+  [[ $status == 3 ]] || fail "exit $status, want 3: $stderr"
+  [[ $stderr == *"retry 1/2 in 0.1 s"* && $stderr == *"retry 2/2 in 0.2 s"* ]] ||
+    fail "waits: $stderr"
+  [[ $stderr == *"gave up after 2 retries"* ]] || fail "no final line: $stderr"
+}
+
+@test "--retry, another sender while a lost session is held: refused (exit 3, busy), the file untouched by it" {
+  keep_listen -k --resume
+  send_bg file --retry 1 --retry-wait 30 --rate-limit "$RATE"
+  wait_for_size "$T/file" 1000000 20
+  reset_sender
+  wait_for_line "$T/L.err" 'other senders refused for up to' "$L_PID" 20
+  local before
+  before=$(sha_of "$T/file")
+  run --separate-stderr timeout -k 2 20 "$FASTCAT" --resume 127.0.0.1 "$L_PORT" <"$A"
+  [[ $status == 3 ]] || fail "second sender exit $status, want 3: $stderr"
+  [[ $stderr == *"holds a lost --retry session for its sender"* ]] || fail "message: $stderr"
+  run --separate-stderr timeout -k 2 20 "$FASTCAT" --retry 1 --retry-wait 0.1 127.0.0.1 "$L_PORT" <"$A"
+  [[ $status == 3 ]] || fail "a --retry stranger exit $status, want 3: $stderr"
+  [[ $stderr == *"holds another sender's session"* ]] || fail "message: $stderr"
+  assert_equal "$(sha_of "$T/file")" "$before"
+}
+
+# The buffer is the smallest, 1 MiB, so that it is the bound: the socket buffers of the two
+# ends hold more than that (about 4 MiB here), and a sender that ignored the buffer would
+# read that much past the file before its writes blocked.
+@test "--replay-buffer bounds a pipe sender: receiver stopped, stdin not read past the file + the buffer, VmHWM under buffer + 8 MiB" {
+  local cap=1048576 rchar size hwm pid i prev=-1
+  keep_listen -k --resume
+  # 400 MiB of zeros through a pipe: far more than the buffer and the socket buffers hold
+  (
+    rc=0
+    head -c 400M /dev/zero | timeout -k 2 120 "$FASTCAT" --report=json --retry 2 \
+      --replay-buffer 1M 127.0.0.1 "$L_PORT" >/dev/null 2>"$T/c.err" || rc=$?
+    echo "$rc" >"$T/c.rc"
+  ) 3>&- &
+  C_PID=$!
+  fc_track "$C_PID"
+  wait_for_size "$T/file" 1000000 20
+  kill -STOP "$L_PID"
+  for ((i = 0; i < 100; i++)); do
+    pid=$(for p in $(pgrep -P "$C_PID"); do pgrep -x -P "$p" fastcat; done | head -n 1) || true
+    [[ -n $pid ]] && break
+    sleep 0.05
+  done
+  [[ -n $pid ]] || { kill -CONT "$L_PID"; fail "no sender process"; }
+  # until the sender stops reading: the same count of bytes read twice, 0.5 s apart
+  for ((i = 0; i < 40; i++)); do
+    rchar=$(sed -n 's/^rchar: //p' "/proc/$pid/io")
+    [[ $rchar == "$prev" ]] && break
+    prev=$rchar
+    sleep 0.5
+  done
+  hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status")
+  size=$(stat -c %s "$T/file")
+  kill -CONT "$L_PID"
+  [[ $rchar == "$prev" ]] || fail "the sender kept reading stdin: $rchar bytes"
+  ((rchar <= size + cap + 262144)) ||
+    fail "read $rchar bytes of stdin with $size in the file: more than the file and the buffer"
+  [[ -n $hwm ]] && ((hwm < (1 + 8) * 1024)) || fail "VmHWM $hwm kB, over 1 MiB + 8 MiB"
+  sender_status
+  [[ $status == 0 ]] || fail "sender exit $status: $(cat "$T/c.err")"
+  assert_equal "$(stat -c %s "$T/file")" $((400 * 1048576))
+  assert_equal "$(tr -d '\0' <"$T/file" | wc -c)" 0
+}
