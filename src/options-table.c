@@ -101,16 +101,18 @@ const struct opt_spec options_table[] = {
      .value = 1,
      OPT_FIELD(resume),
      .section = SECTION_CONNECTION,
-     .help = "go on with an interrupted transfer: -l appends to the\n"
-             "file on stdout (>> FILE), the sender skips what it has"},
+     .help = "go on with an interrupted transfer: -l appends to\n"
+             "the file on stdout (>> FILE), the sender skips what\n"
+             "it has"},
     {.name = "retry",
      .arg = ARG_SIZE,
      .range = {0, RETRY_MAX, "retries must be 0 to 1000"},
      OPT_FIELD(retry),
      .section = SECTION_CONNECTION,
      .metavar = " N",
-     .help = "sender: after a lost connection reconnect and resume, up to\n"
-             "N times in a row (implies --resume; the receiver: -l -k --resume)"},
+     .help = "sender: after a lost connection reconnect and\n"
+             "resume, up to N times in a row (implies --resume;\n"
+             "the receiver: -l -k --resume)"},
     {.name = "retry-wait",
      .arg = ARG_TIME,
      .range = {1, 3600 * 1000, "must be more than 0 and at most 3600 seconds"},
@@ -118,7 +120,8 @@ const struct opt_spec options_table[] = {
      .seen = SEEN_RETRY_WAIT,
      .section = SECTION_CONNECTION,
      .metavar = " SECS",
-     .help = "the first wait before a retry, doubled up to 8 s (default 0.5)"},
+     .help = "the first wait before a retry, doubled up to 8 s\n"
+             "(default 0.5)"},
     {.name = "replay-buffer",
      .arg = ARG_SIZE,
      .range = {MIB, REPLAY_MAX, "replay buffer must be 1 MiB to 4 GiB"},
@@ -233,8 +236,9 @@ const struct opt_spec options_table[] = {
      .handler = options_set_parallel,
      .section = SECTION_SPEED,
      .metavar = " N",
-     .help = "tcp, one way: stripe stdin over N connections (1-64), or auto\n"
-             "(grow from 1 while it helps); with -l: take what the sender's says"},
+     .help = "tcp, one way: stripe stdin over N connections\n"
+             "(1-64), or auto (grow from 1 while it helps);\n"
+             "with -l: take as many as the sender's -P says"},
     {.name = "rate-limit",
      .arg = ARG_RATE,
      .range = {1, RATE_LIMIT_MAX, "rate must be 1 byte/s to 1024G (1 TiB/s)"},
