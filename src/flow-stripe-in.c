@@ -225,6 +225,14 @@ static enum pump_result stripe_finish(struct flow *f)
 		            (unsigned long long)s->total, (unsigned long long)s->offset);
 		return PUMP_FAILED;
 	}
+	/* --resume: the whole file's digest needs its first L bytes, digested with --verify only */
+	if (s->end_flags & STRIPE_HAS_DIGEST && s->start != f->verify->prefix_received) {
+		stripe_fail(f, 0, EXIT_VERIFY,
+		            "the sender asks for --verify, which with --resume needs --verify at "
+		            "this end too (to digest the file's first %llu bytes)",
+		            (unsigned long long)s->start);
+		return PUMP_FAILED;
+	}
 	if (s->end_flags & STRIPE_HAS_DIGEST && stripe_send_verdict(f) < 0)
 		return PUMP_FAILED;
 	return flow_finish(f) < 0 ? PUMP_FAILED : PUMP_FINISHED;

@@ -248,8 +248,11 @@ const char *flow_stripe_failure(const struct flow *f, int *status)
 	return f->stripe->why;
 }
 
-/* The state of a striped flow over n connections. 0, or -1 when memory runs out. */
-int flow_stripe_init(struct flow *f, unsigned n, int verify)
+/*
+ * The state of a striped flow over n connections, whose stream goes on from
+ * offset start (-P --resume; else 0). 0, or -1 when memory runs out.
+ */
+int flow_stripe_init(struct flow *f, unsigned n, int verify, uint64_t start)
 {
 	struct stripe_flow *s = calloc(1, sizeof *s);
 	size_t room = f->read_size > STRIPE_TRAILER_BYTES ? f->read_size : STRIPE_TRAILER_BYTES;
@@ -258,6 +261,7 @@ int flow_stripe_init(struct flow *f, unsigned n, int verify)
 		return -1;
 	f->stripe = s;
 	s->n = n;
+	s->offset = s->start = start;
 	s->failed_conn = -1;
 	s->verify = verify;
 	/* the receiver always digests what it writes: a sender's --verify asks at the end */

@@ -215,8 +215,6 @@ static int check_resume(struct config *cfg, const struct seen *seen, char *err, 
 		return log_format(err, errlen, EXIT_USAGE,
 		                  "--resume: needs a byte stream (tcp, unix), not %s",
 		                  cfg->transport->name);
-	if (cfg->parallel != 0)
-		return log_format(err, errlen, EXIT_USAGE, "--resume with -P: not supported yet");
 	if (cfg->listen && cfg->send_only)
 		return log_format(err, errlen, EXIT_USAGE,
 		                  "--resume and --send-only: the receiver (-l) writes the file");
