@@ -372,10 +372,12 @@ EOF
 EOF
 }
 
-@test "usage errors, --resume (a byte stream, one way, no -P yet; -l: stdout a regular file): exit 2 with one line naming it" {
+@test "usage errors, --resume (a byte stream, one way; -P over tcp; -l: stdout a regular file): exit 2 with one line naming it" {
   check_table <<'EOF'
---resume -P 2 127.0.0.1 1                | 2 | --resume with -P: not supported yet
--l --resume -P 2 0                       | 2 | --resume with -P: not supported yet
+-l --resume -P 2 0                       | 2 | --resume needs stdout to be a regular file (use >> FILE)
+-l --resume -P auto 0                    | 2 | --resume needs stdout to be a regular file (use >> FILE)
+-U --resume -P 2 "$T/a.sock"             | 2 | -P needs --transport tcp
+--resume -P 2 -d 127.0.0.1 1             | 2 | -P and -d: a striped session is one way
 -u --resume 127.0.0.1 1                  | 2 | --resume: needs a byte stream (tcp, unix), not udp
 -Uu --resume "$T/a.sock"                 | 2 | --resume: needs a byte stream (tcp, unix), not unix-dgram
 --transport unix-seqpacket --resume "$T/a.sock" | 2 | --resume: needs a byte stream (tcp, unix), not unix-seqpacket
