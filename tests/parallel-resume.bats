@@ -7,7 +7,9 @@
 # byte-exact and the sender sends the rest only; a file that is not a prefix
 # is refused at both ends (exit 6) and stays as it was; a complete one gets
 # nothing; --verify confirms the whole file; an end without --resume is told
-# what to give and gets nothing. Loopback, listeners on port 0.
+# what to give and gets nothing. -P 4 --retry into -l -k -P --resume goes
+# through one lost connection (ss -K), from a file and from a pipe, the whole
+# session reconnecting. Loopback, listeners on port 0.
 
 load helpers
 
@@ -192,4 +194,52 @@ resumed() {
   assert_equal "sender exit $status" "sender exit 0"
   receiver_status 0
   assert_same_bytes "$A" "$T/file"
+}
+
+# retry_through_loss FEED: -P 4 --retry 3 into -l -k -P --resume, rate-limited so
+# that ss -K on one of the sender's connections lands mid-transfer; the whole
+# session reconnects and goes on from the receiver's confirmed length.
+retry_through_loss() {
+  local rc sport
+  : >"$T/file"
+  mkpayload "$A" 12000000 # 3 s at 4 MB/s
+  plisten -k -P 1 --resume
+  (
+    rc=0
+    if [[ $1 == pipe ]]; then
+      cat "$A" | timeout -k 2 60 "$FASTCAT" -v --report=json -P 4 --retry 3 --rate-limit 4M \
+        127.0.0.1 "$L_PORT" >/dev/null 2>"$T/c.err" || rc=$?
+    else
+      timeout -k 2 60 "$FASTCAT" -v --report=json -P 4 --retry 3 --rate-limit 4M \
+        127.0.0.1 "$L_PORT" <"$A" >/dev/null 2>"$T/c.err" || rc=$?
+    fi
+    echo "$rc" >"$T/c.rc"
+  ) 3>&- &
+  C_PID=$!
+  fc_track "$C_PID"
+  wait_for_size "$T/file" 3000000 20
+  sport=$(ss -Htn state established "( dport = :$L_PORT )" | awk 'NR == 3 { n = split($3, a, ":"); print a[n] }')
+  [[ -n $sport ]] || fail "no third connection in ss"
+  ss -K state established "( sport = :$sport )" >/dev/null 2>&1 || true
+  wait_exit rc "$C_PID" 60
+  [[ -s $T/c.rc ]] || fail "the sender did not finish: $(cat "$T/c.err")"
+  [[ $(cat "$T/c.rc") == 0 ]] || fail "sender exit $(cat "$T/c.rc"): $(cat "$T/c.err")"
+  assert_same_bytes "$A" "$T/file"
+  CJSON=$(json_report "$T/c.err")
+  jq_is "$CJSON" .retries 1
+  jq_is "$CJSON" .confirmed 12000000
+  jq_true "$CJSON" "(.streams | length) == 4"
+  grep -Eq '^fastcat: connection lost after .* \(-P: connection [1-4] of 4: .*\); retry 1/3 in 0\.5 s$' "$T/c.err" ||
+    fail "no 'connection lost' line: $(cat "$T/c.err")"
+  grep -q -- '--retry: resumed session' "$T/L.err" || fail "the receiver did not resume: $(cat "$T/L.err")"
+}
+
+@test "-P 4 --retry 3 from a file through one lost connection: the whole session reconnects, byte-exact, exit 0, retries 1" {
+  need ss
+  retry_through_loss file
+}
+
+@test "-P 4 --retry 3 from a pipe through one lost connection: resent from the replay buffer, byte-exact, exit 0, retries 1" {
+  need ss
+  retry_through_loss pipe
 }
