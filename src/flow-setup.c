@@ -95,8 +95,9 @@ int flow_init(struct flow *f, const struct flow_setup *setup, struct flow_stats 
 	f->dg = setup->dg;
 	f->checksum = cfg->checksum && !flow_is_framed(f); /* framing digests the payload itself */
 	digest_init(&stats->digest);
-	/* --verify --resume: the digest both ends confirm is the whole file's, from byte 0 */
-	if (flow_is_framed(f) &&
+	/* --verify --resume (framed, or -P's ends): the digest both ends confirm is the whole
+	 * file's, from byte 0 */
+	if (f->verify != NULL &&
 	    (to_socket ? f->verify->prefix_sent : f->verify->prefix_received) > 0)
 		stats->digest = f->verify->prefix;
 	flow_sizes(f, cfg);
@@ -112,7 +113,7 @@ int flow_init(struct flow *f, const struct flow_setup *setup, struct flow_stats 
 	if (!f->enabled)
 		return 0;
 	if (setup->nnet > 0) /* -P: chunks of its own, no stream buffer */
-		return flow_stripe_init(f, setup->nnet, cfg->verify);
+		return flow_stripe_init(f, setup->nnet, cfg->verify, setup->start);
 	/* Splice needs the buffer only to fall back; untouched, it costs no memory. */
 	if (iobuf_init(&f->buf, flow_capacity(f)) != 0)
 		return -1;

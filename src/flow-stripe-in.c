@@ -17,6 +17,7 @@
 #include "compat.h"
 #include "fastcat.h"
 #include "flow.h"
+#include "retry.h"
 #include "stripe.h"
 
 /* The reorder memory freed up, or the turn moved on: waiting connections may read again. */
@@ -225,6 +226,14 @@ static enum pump_result stripe_finish(struct flow *f)
 		            (unsigned long long)s->total, (unsigned long long)s->offset);
 		return PUMP_FAILED;
 	}
+	/* --resume: the whole file's digest needs its first L bytes, digested with --verify only */
+	if (s->end_flags & STRIPE_HAS_DIGEST && s->start != f->verify->prefix_received) {
+		stripe_fail(f, 0, EXIT_VERIFY,
+		            "the sender asks for --verify, which with --resume needs --verify at "
+		            "this end too (to digest the file's first %llu bytes)",
+		            (unsigned long long)s->start);
+		return PUMP_FAILED;
+	}
 	if (s->end_flags & STRIPE_HAS_DIGEST && stripe_send_verdict(f) < 0)
 		return PUMP_FAILED;
 	return flow_finish(f) < 0 ? PUMP_FAILED : PUMP_FINISHED;
@@ -260,7 +269,8 @@ enum pump_result stripe_pump_receive(struct flow *f)
 
 /*
  * The sender's side: the receiver sends nothing but, when --verify asked
- * for it, its VERDICT on connection 0, kept for stripe_conclude.
+ * for it, its VERDICT on connection 0, kept for stripe_conclude; with
+ * --retry, its confirmations there instead.
  */
 static int stripe_take_verdict(struct flow *f, size_t n)
 {
@@ -298,7 +308,9 @@ enum pump_result stripe_pump_drain(struct flow *f)
 			n = recv(f->net.fd[i], s->scratch, 4096, 0);
 			switch (io_result(n)) {
 			case IO_MOVED:
-				if (i == 0 && stripe_take_verdict(f, (size_t)n) < 0)
+				if (i == 0 && (f->retry != NULL
+				                   ? retry_take_confirms(f, s->scratch, (size_t)n)
+				                   : stripe_take_verdict(f, (size_t)n)) < 0)
 					return PUMP_FAILED;
 				moved = 1;
 				break;

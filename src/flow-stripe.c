@@ -19,6 +19,7 @@
 #include "compat.h"
 #include "fastcat.h"
 #include "flow.h"
+#include "retry.h"
 #include "stripe.h"
 
 /* A failure that ends the session: which connection, what it means, what to say. */
@@ -83,7 +84,17 @@ static int stripe_free_conn(const struct flow *f)
 	return any;
 }
 
-/* Read one chunk of stdin for connection i. 1 if bytes or EOF came, 0 if none now, -1: failed. */
+/* --retry from a pipe: the ring has room for more of stdin, or still holds bytes to resend. */
+static int stripe_ring_room(const struct flow *f)
+{
+	return f->replay == NULL || replay_room(f->replay) > 0;
+}
+
+/*
+ * Read one chunk of stdin for connection i (--retry from a pipe: through
+ * the replay buffer, which sends again first what the receiver lacks). 1 if
+ * bytes or EOF came, 0 if none now, -1: failed.
+ */
 static int stripe_read(struct flow *f, unsigned i)
 {
 	struct stripe_flow *s = f->stripe;
@@ -91,9 +102,14 @@ static int stripe_read(struct flow *f, unsigned i)
 	size_t want = f->read_size;
 	ssize_t n;
 
-	if (f->limited && (want = ratelimit_allow(&f->limit, clock_now(), want)) == 0)
+	if (f->replay != NULL && replay_room(f->replay) < want)
+		want = replay_room(f->replay); /* 0: the receiver's confirmations free it */
+	if (want == 0 ||
+	    (f->limited && (want = ratelimit_allow(&f->limit, clock_now(), want)) == 0))
 		return 0;
-	n = read(f->stdio, o->buf + STRIPE_CHUNK_BYTES, want);
+	n = f->replay != NULL
+	        ? retry_replay_read(f->replay, f->stdio, o->buf + STRIPE_CHUNK_BYTES, want)
+	        : read(f->stdio, o->buf + STRIPE_CHUNK_BYTES, want);
 	f->stats->reads++;
 	switch (io_result(n)) {
 	case IO_MOVED: break;
@@ -224,7 +240,8 @@ int flow_stripe_poll_events(const struct flow *f, struct pollfd *pfd)
 
 	if (!f->running)
 		return 0;
-	if (sending && !f->src_eof && !f->stdio_ready && stripe_free_conn(f) >= 0)
+	if (sending && !f->src_eof && !f->stdio_ready && stripe_free_conn(f) >= 0 &&
+	    stripe_ring_room(f))
 		pfd[n++] = (struct pollfd){.fd = f->stdio, .events = POLLIN};
 	if (!sending && !f->stdio_ready && s->held != NULL && s->held->offset <= s->offset)
 		pfd[n++] = (struct pollfd){.fd = f->stdio, .events = POLLOUT};
@@ -248,8 +265,11 @@ const char *flow_stripe_failure(const struct flow *f, int *status)
 	return f->stripe->why;
 }
 
-/* The state of a striped flow over n connections. 0, or -1 when memory runs out. */
-int flow_stripe_init(struct flow *f, unsigned n, int verify)
+/*
+ * The state of a striped flow over n connections, whose stream goes on from
+ * offset start (-P --resume; else 0). 0, or -1 when memory runs out.
+ */
+int flow_stripe_init(struct flow *f, unsigned n, int verify, uint64_t start)
 {
 	struct stripe_flow *s = calloc(1, sizeof *s);
 	size_t room = f->read_size > STRIPE_TRAILER_BYTES ? f->read_size : STRIPE_TRAILER_BYTES;
@@ -258,6 +278,7 @@ int flow_stripe_init(struct flow *f, unsigned n, int verify)
 		return -1;
 	f->stripe = s;
 	s->n = n;
+	s->offset = s->start = start;
 	s->failed_conn = -1;
 	s->verify = verify;
 	/* the receiver always digests what it writes: a sender's --verify asks at the end */

@@ -127,6 +127,7 @@ struct flow_setup {
 	struct dgverify *dg;   /* --verify over datagrams, else NULL */
 	const int *net;        /* the socket side's connections (src or dst is the first) ... */
 	unsigned nnet;         /* ... how many; 0: just src or dst */
+	uint64_t start;        /* -P --resume: the stream offset the data starts at (L) */
 };
 
 enum pump_result { PUMP_BLOCKED, PUMP_BUDGET_USED, PUMP_FINISHED, PUMP_FAILED };
@@ -166,7 +167,7 @@ void flow_count_write(struct flow *, uint64_t, size_t);
 int flow_finish(struct flow *);
 
 /* flow-stripe.c */
-int flow_stripe_init(struct flow *, unsigned, int);
+int flow_stripe_init(struct flow *, unsigned, int, uint64_t);
 enum pump_result flow_stripe_pump(struct flow *);
 int flow_stripe_poll_events(const struct flow *, struct pollfd *);
 const char *flow_stripe_failure(const struct flow *, int *);

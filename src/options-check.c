@@ -189,8 +189,9 @@ static int check_retry(struct config *cfg, const struct seen *seen, char *err, s
 	if (cfg->listen)
 		return log_format(err, errlen, EXIT_USAGE,
 		                  "--retry: for the sender; the receiver takes -l -k --resume");
-	if (cfg->parallel != 0)
-		return log_format(err, errlen, EXIT_USAGE, "--retry with -P: not supported yet");
+	if (cfg->parallel_auto)
+		return log_format(err, errlen, EXIT_USAGE,
+		                  "--retry with -P auto: not supported yet (give -P N)");
 	if (cfg->verify)
 		return log_format(err, errlen, EXIT_USAGE,
 		                  "--retry with --verify: not supported yet");
@@ -215,8 +216,6 @@ static int check_resume(struct config *cfg, const struct seen *seen, char *err, 
 		return log_format(err, errlen, EXIT_USAGE,
 		                  "--resume: needs a byte stream (tcp, unix), not %s",
 		                  cfg->transport->name);
-	if (cfg->parallel != 0)
-		return log_format(err, errlen, EXIT_USAGE, "--resume with -P: not supported yet");
 	if (cfg->listen && cfg->send_only)
 		return log_format(err, errlen, EXIT_USAGE,
 		                  "--resume and --send-only: the receiver (-l) writes the file");

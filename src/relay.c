@@ -231,6 +231,8 @@ static int relay_setup(struct relay *r, struct session *s, int in_fd, int out_fd
 		send.nnet = recv.nnet = s->ep->stripes;
 		send.enabled = !cfg->listen;
 		recv.discard = !cfg->listen;
+		/* -P --resume: the chunks' offsets go on from the receiver's file length */
+		send.start = recv.start = s->resume.on ? s->resume.offset : 0;
 	}
 	if (s->retry != NULL) {
 		/* one way: the receiver's stdin is not read, the sender's stdout not written */

@@ -20,19 +20,27 @@
 #include "flow.h"
 #include "retry.h"
 
-/* The send flow from a pipe: what the ring holds past next goes again first, then stdin. */
-ssize_t retry_flow_read(struct flow *f, size_t want)
+/*
+ * A read of a pipe sender's stream, at most want bytes (and at most what the
+ * ring has room for): what the ring holds past next goes again first, then
+ * fd, whose bytes the ring keeps. read()'s result.
+ */
+ssize_t retry_replay_read(struct replay *r, int fd, void *dst, size_t want)
 {
-	struct replay *r = f->replay;
-	char *dst = iobuf_tail(&f->buf);
 	ssize_t n;
 
 	if (r->next < r->filled)
 		return (ssize_t)replay_resend(r, dst, want);
-	n = read(f->stdio, dst, want);
+	n = read(fd, dst, want);
 	if (n > 0)
 		replay_keep(r, dst, (size_t)n);
 	return n;
+}
+
+/* The send flow from a pipe, into its buffer. */
+ssize_t retry_flow_read(struct flow *f, size_t want)
+{
+	return retry_replay_read(f->replay, f->stdio, iobuf_tail(&f->buf), want);
 }
 
 /* One whole confirmation: the offset goes up, and the ring drops what it covers. */
@@ -54,15 +62,15 @@ static int take_confirmation(struct flow *f, struct retry *rt)
 }
 
 /*
- * The sender's receive flow: all the buffer holds is confirmations, taken
- * whole (a piece cut by a read waits in rt->part), and nothing goes to
- * stdout. 0, or -1 for bytes that are not a confirmation.
+ * The sender's receive flow: the len bytes at p, all confirmations, taken
+ * whole (a piece cut by a read waits in rt->part); on one connection, or
+ * on a striped session's connection 0. 0, or -1 for bytes that are not a
+ * confirmation.
  */
-int retry_flow_confirms(struct flow *f)
+int retry_take_confirms(struct flow *f, const unsigned char *p, size_t len)
 {
 	struct retry *rt = f->retry;
-	const unsigned char *p = (const unsigned char *)iobuf_head(&f->buf);
-	size_t len = iobuf_len(&f->buf), used = 0;
+	size_t used = 0;
 
 	while (used < len) {
 		size_t take = RETRY_CONFIRM_BYTES - rt->parted;
@@ -78,6 +86,16 @@ int retry_flow_confirms(struct flow *f)
 		if (take_confirmation(f, rt) != 0)
 			return -1;
 	}
+	return 0;
+}
+
+/* One connection: what the buffer holds is confirmations; nothing goes to stdout. */
+int retry_flow_confirms(struct flow *f)
+{
+	size_t len = iobuf_len(&f->buf);
+
+	if (retry_take_confirms(f, (const unsigned char *)iobuf_head(&f->buf), len) != 0)
+		return -1;
 	iobuf_consumed(&f->buf, len);
 	return 0;
 }

@@ -2,7 +2,8 @@
  * retry.c: --retry, the sender: connect, resume and relay, and after a
  * connection that ended abnormally (reset, -w, a link down, EPIPE) do it
  * again, up to N times in a row without progress, waiting --retry-wait
- * doubled each time up to 8 s. The report totals all connections.
+ * doubled each time up to 8 s; with -P N, a whole striped session each
+ * time. The report totals all connections.
  */
 #include "config.h"
 
@@ -16,6 +17,7 @@
 
 #include "fastcat.h"
 #include "retry.h"
+#include "stripe.h"
 
 /* Where a connection's attempt stopped. */
 enum retry_phase { PHASE_CONNECT, PHASE_OPENING, PHASE_RELAY };
@@ -96,7 +98,10 @@ static int connection_check(struct session *s, const struct retry *rt, uint64_t 
 	                                   s->ep->peer, (unsigned long long)end);
 }
 
-/* One connection: connect, the opening, the relay. Its status; *phase says where it stopped. */
+/*
+ * One connection (-P: one striped session): connect, the opening, the
+ * relay. Its status; *phase says where it stopped.
+ */
 static int retry_connection(struct session *s, struct retry *rt, struct endpoint *ep,
                             enum retry_phase *phase)
 {
@@ -109,6 +114,10 @@ static int retry_connection(struct session *s, struct retry *rt, struct endpoint
 	if ((s->exit_status = endpoint_connect(cfg, ep, s->error, sizeof s->error)) != 0)
 		return s->exit_status;
 	*phase = PHASE_OPENING;
+	/* -P: the whole striped session again, a new one, joined to the same --retry session */
+	if (cfg->parallel != 0 &&
+	    (s->exit_status = stripe_connect(cfg, ep, s->error, sizeof s->error)) != 0)
+		return s->exit_status;
 	if (resume_start(s) != 0)
 		return s->exit_status;
 	if (first && rt->ring != NULL)

@@ -1,6 +1,6 @@
 /* retry.h: --retry's session across connections: its wire messages, the replay buffer of a pipe
- * sender and the receiver's confirmations (retry*.c, replay.c, resume.c, flow.c, relay.c, the
- * fuzzer). */
+ * sender and the receiver's confirmations (retry*.c, replay.c, resume.c, flow.c, flow-stripe*.c,
+ * relay.c, the fuzzer). */
 #ifndef RETRY_H
 #define RETRY_H
 
@@ -114,7 +114,9 @@ uint32_t retry_busy_seconds(const struct listener *);
 /* retry-relay.c: the relay's side, both ends */
 struct flow;
 struct pollfd;
+ssize_t retry_replay_read(struct replay *, int, void *, size_t);
 ssize_t retry_flow_read(struct flow *, size_t);
+int retry_take_confirms(struct flow *, const unsigned char *, size_t);
 int retry_flow_confirms(struct flow *);
 int retry_poll_events(const struct session *, double, double, struct pollfd *);
 void retry_poll_result(struct session *, const struct pollfd *, int);

@@ -7,35 +7,53 @@
 #include "stripe.h"
 
 const char stripe_hello[STRIPE_HELLO_BYTES] = "FASTCAT-STRIPE1\n";
+const char stripe_hello_resume[STRIPE_HELLO_BYTES] = "FASTCAT-STRIPE2\n"; /* -l -P --resume */
 static const unsigned char join_magic[4] = {'F', 'C', 'S', 'J'};
 
-/* The receiver's hello in buf? 1: all of it, 0: len bytes of its start, -1: no. */
+/*
+ * A receiver's hello, of either version, in buf? 1: all of it, 0: len bytes
+ * of the start of one, -1: no.
+ */
 int stripe_hello_seen(const unsigned char *buf, size_t len)
 {
-	return wire_match(buf, len, stripe_hello, STRIPE_HELLO_BYTES);
+	int v1 = wire_match(buf, len, stripe_hello, STRIPE_HELLO_BYTES);
+	int v2 = wire_match(buf, len, stripe_hello_resume, STRIPE_HELLO_BYTES);
+
+	return v1 > v2 ? v1 : v2;
+}
+
+/* A whole hello (stripe_hello_seen said 1): is it version 2's, a -l -P --resume receiver's? */
+int stripe_hello_resumes(const unsigned char *hello)
+{
+	return memcmp(hello, stripe_hello_resume, STRIPE_HELLO_BYTES) == 0;
 }
 
 void stripe_join_encode(unsigned char *p, const struct stripe_join *j)
 {
 	memset(p, 0, STRIPE_JOIN_BYTES);
 	memcpy(p, join_magic, sizeof join_magic);
-	p[4] = STRIPE_VERSION;
+	p[4] = j->resume ? STRIPE_VERSION_RESUME : STRIPE_VERSION;
 	wire_put(p + 6, j->count, 2);
 	wire_put(p + 8, j->index, 2);
 	wire_put(p + 12, j->session, 8);
 }
 
-/* 0, or -1 when the bytes are not a join this version knows (or its numbers make no sense). */
+/*
+ * 0, or -1 when the bytes are not a join of a version this fastcat knows (1,
+ * or 2 for -P --resume) or its numbers make no sense.
+ */
 int stripe_join_decode(const unsigned char *p, struct stripe_join *j)
 {
 	static const unsigned char zero[4];
 
-	if (memcmp(p, join_magic, sizeof join_magic) != 0 || p[4] != STRIPE_VERSION || p[5] != 0 ||
-	    p[10] != 0 || p[11] != 0 || memcmp(p + 20, zero, sizeof zero) != 0)
+	if (memcmp(p, join_magic, sizeof join_magic) != 0 ||
+	    (p[4] != STRIPE_VERSION && p[4] != STRIPE_VERSION_RESUME) || p[5] != 0 || p[10] != 0 ||
+	    p[11] != 0 || memcmp(p + 20, zero, sizeof zero) != 0)
 		return -1;
 	j->count = (unsigned)wire_get(p + 6, 2);
 	j->index = (unsigned)wire_get(p + 8, 2);
 	j->session = wire_get(p + 12, 8);
+	j->resume = p[4] == STRIPE_VERSION_RESUME;
 	if (j->count == STRIPE_AUTO)
 		return j->index < STRIPE_AUTO_MAX ? 0 : -1;
 	return j->count <= STRIPE_MAX && j->index < j->count ? 0 : -1;

@@ -76,6 +76,16 @@ static int join_one(const struct config *cfg, int fd, const struct stripe_join *
 			         errno ? ": " : "", errno ? strerror(errno) : "");
 		return signal_stop ? EXIT_RUNTIME : EXIT_CONNECT;
 	}
+	/* version 2 (-P --resume) at one end only: nothing more is sent, and each side says why */
+	if (stripe_hello_resumes(hello) != j->resume) {
+		snprintf(err, errlen,
+		         j->resume ? "-P --resume: %s is a fastcat -P receiver without --resume "
+		                     "(give -l -P --resume at the other end)"
+		                   : "-P: %s is a fastcat -l -P --resume receiver (it goes on with "
+		                     "a file it has part of); give --resume at this end",
+		         peer);
+		return EXIT_CONNECT;
+	}
 	stripe_join_encode(join, j);
 	if (handshake_move(fd, join, sizeof join, 1, deadline) < sizeof join) {
 		snprintf(err, errlen, "-P: send to %s: %s", peer, strerror(errno ? errno : EPIPE));
@@ -94,7 +104,8 @@ static int join_one(const struct config *cfg, int fd, const struct stripe_join *
 int stripe_connect(const struct config *cfg, struct endpoint *ep, char *err, size_t errlen)
 {
 	struct stripe_join j = {.count = cfg->parallel_auto ? STRIPE_AUTO : cfg->parallel,
-	                        .session = session_id()};
+	                        .session = session_id(),
+	                        .resume = cfg->resume};
 	unsigned n = cfg->parallel_auto ? 1 : cfg->parallel;
 	int rc;
 
@@ -200,7 +211,12 @@ static int dialing_step(struct stripe_growth *g, size_t i)
 	p->have += (size_t)n;
 	if (p->have < STRIPE_HELLO_BYTES)
 		return -1;
-	stripe_join_encode(join, &(struct stripe_join){STRIPE_AUTO, p->index, g->session});
+	if (stripe_hello_resumes(p->buf) != g->cfg->resume) {
+		dialing_drop(g, i, "a stripe hello of another version");
+		return -1;
+	}
+	stripe_join_encode(
+	    join, &(struct stripe_join){STRIPE_AUTO, p->index, g->session, g->cfg->resume});
 	if (send(fd, join, sizeof join, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof join) {
 		dialing_drop(g, i, "its join did not go out at once");
 		return -1;
@@ -216,10 +232,11 @@ static void joining_add(struct stripe_growth *g, int fd)
 {
 	struct pending *p;
 	size_t room = g->grows ? STRIPE_AUTO_MAX : STRIPE_MAX;
+	const char *hello = g->cfg->resume ? stripe_hello_resume : stripe_hello;
 
 	if (g->npending == room ||
-	    send(fd, stripe_hello, sizeof stripe_hello, MSG_NOSIGNAL | MSG_DONTWAIT) !=
-	        (ssize_t)sizeof stripe_hello) {
+	    send(fd, hello, STRIPE_HELLO_BYTES, MSG_NOSIGNAL | MSG_DONTWAIT) !=
+	        (ssize_t)STRIPE_HELLO_BYTES) {
 		endpoint_refuse(fd);
 		return;
 	}
@@ -250,6 +267,12 @@ static int joining_decide(struct stripe_growth *g, size_t i)
 
 	if (stripe_join_decode(g->pending[i].buf, &j) != 0) {
 		joining_drop(g, i, "not a -P sender");
+		return -1;
+	}
+	if (j.resume != g->cfg->resume) {
+		joining_drop(g, i,
+		             j.resume ? "a -P --resume sender (give --resume here)"
+		                      : "a -P sender without --resume");
 		return -1;
 	}
 	if (g->attached == 0 && g->count == 0 && !g->grows) {
@@ -476,14 +499,16 @@ int stripe_accept(const struct config *cfg, struct listener *l, struct endpoint 
 /*
  * After a striped session: --verify's answer. The sender compares the
  * receiver's VERDICT with what it sent; the receiver, whenever the sender's
- * END carried the stream's XXH64, compares it with what it wrote. A failure
- * the relay already reported stands.
+ * END carried the stream's XXH64, compares it with what it wrote. With
+ * --resume both are of the whole file: the L bytes before the session count
+ * (and were digested first). A failure the relay already reported stands.
  */
 void stripe_conclude(struct session *s)
 {
 	struct verify *v = &s->verify;
 	const struct flow_stats *mine = s->cfg->listen ? &s->received : &s->sent;
-	uint64_t bytes = mine->bytes, digest = digest_final(&mine->digest);
+	uint64_t bytes = mine->bytes + (s->cfg->listen ? v->prefix_received : v->prefix_sent);
+	uint64_t digest = digest_final(&mine->digest);
 
 	if (s->exit_status != EXIT_OK || (!s->cfg->verify && !v->end_seen))
 		return;

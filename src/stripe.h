@@ -8,10 +8,10 @@
 #include "fastcat.h"
 
 /* The wire format (doc/stripe-protocol.md). */
-#define STRIPE_VERSION 1
-#define STRIPE_HELLO_BYTES                                                                         \
-	16                    /* "FASTCAT-STRIPE1\n": the receiver's first bytes, each connection  \
-	                       */
+#define STRIPE_VERSION        1 /* a session from byte 0 */
+#define STRIPE_VERSION_RESUME 2 /* -P --resume: the --resume opening runs on connection 0 first */
+/* "FASTCAT-STRIPE1\n" ("...2\n" for version 2): the receiver's first bytes, each connection */
+#define STRIPE_HELLO_BYTES 16
 #define STRIPE_JOIN_BYTES  24 /* "FCSJ", version, 0, count, index, 0 0, session id, 4 zero bytes */
 #define STRIPE_CHUNK_BYTES 16 /* type, 3 zero bytes, length, stream offset (big-endian) */
 #define STRIPE_CHUNK_MAX   CHUNK_MAX
@@ -34,6 +34,7 @@ struct stripe_join {
 	unsigned count;   /* connections in the session */
 	unsigned index;   /* this one's, 0 to count - 1 */
 	uint64_t session; /* the sender's id for the session */
+	int resume;       /* version 2: -P --resume, the session starts where the file ends */
 };
 
 struct stripe_chunk {
@@ -46,7 +47,9 @@ struct stripe_chunk {
 
 /* stripe-wire.c */
 extern const char stripe_hello[STRIPE_HELLO_BYTES];
+extern const char stripe_hello_resume[STRIPE_HELLO_BYTES];
 int stripe_hello_seen(const unsigned char *, size_t);
+int stripe_hello_resumes(const unsigned char *);
 int stripe_join_prefix(const unsigned char *, size_t);
 void stripe_join_encode(unsigned char *, const struct stripe_join *);
 int stripe_join_decode(const unsigned char *, struct stripe_join *);
@@ -184,6 +187,7 @@ struct in_conn {
 struct stripe_flow {
 	unsigned n;
 	uint64_t offset; /* sending: of the next chunk read; receiving: of the next byte written */
+	uint64_t start;  /* -P --resume: where the session's stream started (L), else 0 */
 	unsigned next;   /* sending: where the search for a free connection starts */
 	struct out_conn out[STRIPE_MAX];
 	struct in_conn in[STRIPE_MAX];

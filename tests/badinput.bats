@@ -372,10 +372,12 @@ EOF
 EOF
 }
 
-@test "usage errors, --resume (a byte stream, one way, no -P yet; -l: stdout a regular file): exit 2 with one line naming it" {
+@test "usage errors, --resume (a byte stream, one way; -P over tcp; -l: stdout a regular file): exit 2 with one line naming it" {
   check_table <<'EOF'
---resume -P 2 127.0.0.1 1                | 2 | --resume with -P: not supported yet
--l --resume -P 2 0                       | 2 | --resume with -P: not supported yet
+-l --resume -P 2 0                       | 2 | --resume needs stdout to be a regular file (use >> FILE)
+-l --resume -P auto 0                    | 2 | --resume needs stdout to be a regular file (use >> FILE)
+-U --resume -P 2 "$T/a.sock"             | 2 | -P needs --transport tcp
+--resume -P 2 -d 127.0.0.1 1             | 2 | -P and -d: a striped session is one way
 -u --resume 127.0.0.1 1                  | 2 | --resume: needs a byte stream (tcp, unix), not udp
 -Uu --resume "$T/a.sock"                 | 2 | --resume: needs a byte stream (tcp, unix), not unix-dgram
 --transport unix-seqpacket --resume "$T/a.sock" | 2 | --resume: needs a byte stream (tcp, unix), not unix-seqpacket
@@ -388,12 +390,13 @@ EOF
 EOF
 }
 
-@test "usage errors, --retry (the sender's; implies --resume; no -P or --verify yet): exit 2 with one line naming it" {
+@test "usage errors, --retry (the sender's; implies --resume; no -P auto or --verify yet): exit 2 with one line naming it" {
   check_table <<'EOF'
 --retry 1001 127.0.0.1 1                 | 2 | --retry 1001: retries must be 0 to 1000
 --retry x 127.0.0.1 1                    | 2 | --retry x:
 -l -k --retry 3 0                        | 2 | --retry: for the sender; the receiver takes -l -k --resume
---retry 3 -P 2 127.0.0.1 1               | 2 | --retry with -P: not supported yet
+--retry 3 -P auto 127.0.0.1 1            | 2 | --retry with -P auto: not supported yet (give -P N)
+--retry 3 -P 2 -U "$T/a.sock"            | 2 | -P needs --transport tcp
 --retry 3 --verify 127.0.0.1 1           | 2 | --retry with --verify: not supported yet
 --retry 3 -d 127.0.0.1 1                 | 2 | --resume and -d: the sender (without -l) reads stdin
 -u --retry 3 127.0.0.1 1                 | 2 | --resume: needs a byte stream (tcp, unix), not udp

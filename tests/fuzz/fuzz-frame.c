@@ -12,9 +12,10 @@
  *       the control datagrams of --verify over udp/unix-dgram: 1, 0 (data)
  *       or -1; what decodes encodes back to the same bytes;
  *   int stripe_join_decode(p, struct stripe_join *), stripe_chunk_decode(p,
- *       struct stripe_chunk *), stripe_hello_seen(buf, len): -P's join,
- *       chunk header and hello (src/stripe.c): what decodes encodes back to
- *       the same bytes, within its bounds;
+ *       struct stripe_chunk *), stripe_hello_seen(buf, len): -P's join
+ *       (versions 1 and 2, -P --resume), chunk header and hellos
+ *       (src/stripe-wire.c): what decodes encodes back to the same bytes,
+ *       within its bounds; a whole hello is one version's or the other's;
  *   int retry_join_decode(p, ...), retry_ack_decode(p, ...), retry_confirm_decode(p, ...):
  *       --retry's join, ack and confirmation (src/retry-wire.c): round trips;
  *   int resume_offer_decode(p, struct resume_offer *),
@@ -202,6 +203,9 @@ static void check_stripe(const uint8_t *data, size_t size)
 	h = stripe_hello_seen(buf, size);
 	CHECK(h >= -1 && h <= 1 && (size > 0 || h == 0), "hello %d at %zu bytes", h, size);
 	CHECK(h != 0 || size < STRIPE_HELLO_BYTES, "a prefix of %zu bytes", size);
+	CHECK(h != 1 || memcmp(buf, stripe_hello_resumes(buf) ? stripe_hello_resume : stripe_hello,
+	                       STRIPE_HELLO_BYTES) == 0,
+	      "a hello of neither version");
 	free(buf);
 }
 
