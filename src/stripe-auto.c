@@ -1,10 +1,10 @@
 /*
  * stripe-auto.c: -P auto's decision, from what the connections did since
  * the last tick (pure; stripe-grow.c gathers the figures, tests/unit checks
- * the rules). It doubles the connections (by 4 at most) while half of them or more are
- * held back by their windows (or lose packets, which more connections make
- * up for too) and the last doubling raised the goodput by 10 % or more, up
- * to STRIPE_AUTO_MAX; then it settles for good.
+ * the rules). It opens 3 more, then doubles the connections (by 4 at most) while half of them or
+ * more are held back by their windows (or lose packets, which more connections make up for too) and
+ * the last doubling raised the goodput by 10 % or more, up to STRIPE_AUTO_MAX; then it settles for
+ * good.
  */
 #include "config.h"
 
@@ -132,8 +132,12 @@ static unsigned decide(struct auto_state *st, const struct auto_sample *a)
 		         (a->rtt_ms / a->min_rtt_ms - 1) * 100);
 		return settle(st, why, a->n);
 	}
-	/* doubling, but by 4 at most: past 8, each step overshoots a full path less */
-	add = a->n < AUTO_STEP_MAX ? a->n : AUTO_STEP_MAX;
+	/*
+	 * The first step goes to 4: one connection's window is all the first
+	 * ticks show, and each step costs three ticks of a long path. Then
+	 * doubling, but by 4 at most: past 8, each step overshoots a full path less.
+	 */
+	add = a->n == 1 ? AUTO_STEP_MAX - 1 : a->n < AUTO_STEP_MAX ? a->n : AUTO_STEP_MAX;
 	add = add < STRIPE_AUTO_MAX - a->n ? add : STRIPE_AUTO_MAX - a->n;
 	st->goodput = smoothed(st, a);
 	snprintf(st->why, sizeof st->why, "%u -> %u connections at %.0f Mbit/s", a->n, a->n + add,

@@ -50,7 +50,7 @@ lab_xfer() {
   n=$(jq -r '.streams | length' <<<"$CJSON")
   ((n >= 2 && n <= 16)) || fail "-P auto ended with $n connections: $(cat "$T/c.err")"
   jq_is "$LJSON" '.streams | length' "$n"
-  grep -Eq '^fastcat: -P auto: 1 -> 2 connections at [0-9]+ Mbit/s$' "$T/c.err" ||
+  grep -Eq '^fastcat: -P auto: 1 -> 4 connections at [0-9]+ Mbit/s$' "$T/c.err" ||
     fail "no growth line: $(cat "$T/c.err")"
 }
 
