@@ -2,7 +2,7 @@
 # retry-cost.sh - what --retry's confirmations cost on loopback TCP: alternating pairs of a plain
 # transfer and a --retry one, by hand (not in make check).
 #
-#   contrib/bench/retry-cost.sh [-F PATH] [-n PAIRS] [-s MIB] [-r N]
+#   contrib/bench/retry-cost.sh [-F PATH] [-n PAIRS] [-s MIB] [-r N] [-a 'ARGS']
 #
 # Plain: `fastcat -l > FILE` and `fastcat < SOURCE`. Retry: `fastcat -l -k --resume >> FILE` and
 # `fastcat --retry N < SOURCE` (the receiver confirms its written offset per MiB or 50 ms, the
@@ -16,16 +16,19 @@
 #   -F PATH     fastcat (default src/fastcat of this tree)   -n PAIRS  measured pairs (default 8)
 #   -s MIB      bytes per run (default 1024)                  -r N      --retry N (default 3)
 #   -P R,S      receiver,sender CPUs (default 0,1; none = no pinning)
+#   -a 'ARGS'   extra fastcat arguments, both ends of both kinds (e.g. -a --copy=rw: the same
+#               copy method, since a plain receiver splices into the file)
 set -u -o pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=contrib/bench/lib.sh
 . "$here/lib.sh"
 
-F=$here/../../src/fastcat PAIRS=8 MIB=1024 RETRIES=3 PIN=0,1 CHECK=0
-while getopts 'F:n:s:r:P:h' o; do
+F=$here/../../src/fastcat PAIRS=8 MIB=1024 RETRIES=3 PIN=0,1 CHECK=0 EXTRA=
+while getopts 'F:n:s:r:P:a:h' o; do
 	case $o in
 	F) F=$OPTARG ;; n) PAIRS=$OPTARG ;; s) MIB=$OPTARG ;; r) RETRIES=$OPTARG ;; P) PIN=$OPTARG ;;
+	a) EXTRA=$OPTARG ;;
 	h) usage; exit 0 ;; *) usage >&2; exit 2 ;;
 	esac
 done
@@ -36,6 +39,7 @@ BYTES=$((MIB * 1024 * 1024))
 bench_pin "$PIN"
 bench_workdir
 bench_source
+read -r -a extra <<<"$EXTRA"
 
 # run_one plain|retry -> MB/s on stdout, or nothing when the run failed
 run_one() {
@@ -44,12 +48,12 @@ run_one() {
 	: >"$WORK/out"
 	rm -f "$WORK/r.err"
 	[ "$kind" = retry ] && recv=(-l -k --resume) send=(--retry "$RETRIES")
-	"${PINR[@]}" timeout 120 "$F" -v "${recv[@]}" 127.0.0.1 "$port" </dev/null >>"$WORK/out" 2>"$WORK/r.err" &
+	"${PINR[@]}" timeout 120 "$F" -v "${extra[@]}" "${recv[@]}" 127.0.0.1 "$port" </dev/null >>"$WORK/out" 2>"$WORK/r.err" &
 	rpid=$!
 	PIDS+=("$rpid")
 	for _ in $(seq 200); do grep -q 'listening on' "$WORK/r.err" 2>/dev/null && break; sleep 0.01; done
 	t0=$(usec)
-	if ! "${PINS[@]}" timeout 120 "$F" "${send[@]}" 127.0.0.1 "$port" <"$SRCFILE" >/dev/null 2>"$WORK/s.err"; then
+	if ! "${PINS[@]}" timeout 120 "$F" "${extra[@]}" "${send[@]}" 127.0.0.1 "$port" <"$SRCFILE" >/dev/null 2>"$WORK/s.err"; then
 		echo "retry-cost.sh: $kind: the sender failed: $(head -n 1 "$WORK/s.err")" >&2
 		kill_started
 		return 1
@@ -66,7 +70,7 @@ run_one() {
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 
-echo "retry-cost.sh: $F, --retry $RETRIES, $PAIRS pairs (+1 warm-up) of $MIB MiB, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "retry-cost.sh: $F ${EXTRA:+($EXTRA) }--retry $RETRIES, $PAIRS pairs (+1 warm-up) of $MIB MiB, load $(cut -d' ' -f1-3 /proc/loadavg)"
 : >"$WORK/p" && : >"$WORK/q" && : >"$WORK/r"
 for pair in $(seq 0 "$PAIRS"); do
 	if ((pair % 2)); then order="retry plain"; else order="plain retry"; fi
