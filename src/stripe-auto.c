@@ -1,10 +1,11 @@
 /*
  * stripe-auto.c: -P auto's decision, from what the connections did since
  * the last tick (pure; stripe-grow.c gathers the figures, tests/unit checks
- * the rules). It opens 3 more, then doubles the connections (by 4 at most) while half of them or
- * more are held back by their windows (or lose packets, which more connections make up for too) and
- * the last doubling raised the goodput by 10 % or more, up to STRIPE_AUTO_MAX; then it settles for
- * good.
+ * the rules). It opens 3 more connections, then doubles them (4 more at
+ * most a step) each time those it has stopped getting faster, while half
+ * of them or more are held back by their windows (or lose packets, which
+ * more connections make up for too) and the last step raised the goodput
+ * by 10 % or more, up to STRIPE_AUTO_MAX; then it settles for good.
  */
 #include "config.h"
 
@@ -122,6 +123,14 @@ static unsigned decide(struct auto_state *st, const struct auto_sample *a)
 		return settle(st, "the most -P auto opens", a->n);
 	/* stdin or the path sets the pace for now (or slow start goes on): look again next tick */
 	if (!a->network_bound || (2 * a->limited < a->n && !(a->retransmits > 0)))
+		return 0;
+	/*
+	 * The connections there are still get faster tick by tick (slow start):
+	 * what they add up to is not known yet. Only the first step, which
+	 * costs a long path nothing, goes before that.
+	 */
+	if (a->n > 1 && st->prev_s > 0 && a->seconds > 0 &&
+	    a->acked / a->seconds >= AUTO_GAIN * (st->prev_acked / st->prev_s))
 		return 0;
 	/* a queue builds up on the path: it is full, whatever the windows say */
 	if (a->rtt_ms > AUTO_QUEUE_RTT * a->min_rtt_ms) {

@@ -28,21 +28,27 @@ static void growth_path(void)
 	       st.why);
 	a = tick(4, 230, 0);
 	tap_ok(stripe_auto_decide(&st, &a) == 0,
-	       "a tick of slow start for the new one: not judged");
+	       "a tick of slow start for the new ones: not judged");
 	tap_ok(stripe_auto_decide(&st, &a) == 0 && !st.settled,
 	       "under 10 %% more on the first judged tick: one more chance");
 	a = tick(4, 420, 4);
-	tap_ok(stripe_auto_decide(&st, &a) == 4,
-	       "+48 %% over the two ticks with 4: double to 8 (%s)", st.why);
+	tap_ok(stripe_auto_decide(&st, &a) == 0 && !st.settled,
+	       "+48 %% over the two ticks: it helped, but 420 after 230 still climbs: wait");
+	a = tick(4, 440, 4);
+	tap_ok(stripe_auto_decide(&st, &a) == 4, "4 at a plateau (440 after 420): double to 8 (%s)",
+	       st.why);
 	st.skip = 0;
 	a = tick(8, 750, 8);
-	tap_ok(stripe_auto_decide(&st, &a) == 4, "+79 %% with 8: 4 more, not more than 4");
+	tap_ok(stripe_auto_decide(&st, &a) == 0, "8: +75 %%, helped, but still climbing");
+	a = tick(8, 780, 8);
+	tap_ok(stripe_auto_decide(&st, &a) == 4, "8 at a plateau: 4 more, not more than 4");
 	st.skip = 0;
-	/* the goodput before is over two ticks, (420 + 750) / 2 = 585: 640 is 9 % more */
-	a = tick(12, 640, 12);
-	tap_ok(stripe_auto_decide(&st, &a) == 0 && !st.settled, "+9 %%: one more tick to show it");
+	/* the goodput before is over two ticks, (750 + 780) / 2 = 765: 830 is 8.5 % more */
+	a = tick(12, 830, 12);
+	tap_ok(stripe_auto_decide(&st, &a) == 0 && !st.settled,
+	       "+8.5 %%: one more tick to show it");
 	tap_ok(stripe_auto_decide(&st, &a) == 0 && st.settled,
-	       "+9 %% over both ticks: settled at 12 (%s)", st.why);
+	       "+8.5 %% over both ticks: settled at 12 (%s)", st.why);
 	a = tick(8, 100, 8);
 	tap_ok(stripe_auto_decide(&st, &a) == 0, "settled: it never grows again");
 }
