@@ -185,7 +185,12 @@ bg_listen() {
   local name=$1 in=$2 out=$3 re=$4 err pid port
   shift 4
   err=$(tdir)/$name.err
-  "$@" >"$out" 2>"$err" <"$in" 3>&- &
+  # _open (from _listen_args, else truncate): how stdout opens OUT
+  case ${_open:-} in
+    append) "$@" >>"$out" 2>"$err" <"$in" 3>&- & ;;
+    rw) "$@" 1<>"$out" 2>"$err" <"$in" 3>&- & ;;
+    *) "$@" >"$out" 2>"$err" <"$in" 3>&- & ;;
+  esac
   pid=$!
   fc_track "$pid"
   printf -v "${name}_PID" '%s' "$pid"
@@ -198,13 +203,17 @@ bg_listen() {
   printf -v "${name}_PORT" '%s' "$port"
 }
 
-_listen_args() {  # parses --in/--out/--addr into _in/_out/_addr, rest in _rest
-  _in=/dev/null _out=$(tdir)/$1.out _addr=127.0.0.1
+# parses --in/--out/--addr into _in/_out/_addr, --append (>> OUT) or --rw (1<> OUT) into
+# _open, the rest into _rest
+_listen_args() {
+  _in=/dev/null _out=$(tdir)/$1.out _addr=127.0.0.1 _open=
   shift
   while (($#)); do
     case $1 in
       --in) _in=$2; shift 2 ;;
       --out) _out=$2; shift 2 ;;
+      --append) _open=append; shift ;;
+      --rw) _open=rw; shift ;;
       --addr) _addr=$2; shift 2 ;;
       --) shift; break ;;
       *) break ;;
@@ -217,7 +226,7 @@ _listen_args() {  # parses --in/--out/--addr into _in/_out/_addr, rest in _rest
 # Runs: ${FC_PREFIX[@]} $FASTCAT -v -l OPTIONS ADDR 0 (ADDR '' = none).
 # Defaults: stdin /dev/null, stdout $(tdir)/NAME.out, addr 127.0.0.1.
 fc_listen() {
-  local name=$1 _in _out _addr _rest a=()
+  local name=$1 _in _out _addr _rest a=() _open
   _listen_args "$@"
   [[ -n $_addr ]] && a=("$_addr")
   bg_listen "$name" "$_in" "$_out" 'listening on .*:([0-9]+)$' \
@@ -227,7 +236,7 @@ fc_listen() {
 # nc_listen NAME [--in F] [--out F] [--addr A] [--] [nc options...]
 # nc.openbsd -l -v prints "Listening on localhost 36507" on stderr.
 nc_listen() {
-  local name=$1 _in _out _addr _rest
+  local name=$1 _in _out _addr _rest _open
   _listen_args "$@"
   bg_listen "$name" "$_in" "$_out" '^Listening on .* ([0-9]+)$' \
     nc.openbsd -l -v "${_rest[@]}" "$_addr" 0
@@ -237,7 +246,7 @@ nc_listen() {
 # TCP-LISTEN:0,... address). socat -d -d prints
 # "... N listening on AF=2 127.0.0.1:60337".
 socat_listen() {
-  local name=$1 _in _out _addr _rest
+  local name=$1 _in _out _addr _rest _open
   _listen_args "$@"
   bg_listen "$name" "$_in" "$_out" 'listening on AF=[0-9]+ .*:([0-9]+)$' \
     socat -d -d "${_rest[@]}"
@@ -494,7 +503,7 @@ wait_for_socket() {
 # Default PATH: $(tdir)/NAME.sock. Waits for "fastcat: listening on PATH"
 # (the exact path). Sets NAME_PID and NAME_PATH.
 fc_ulisten() {
-  local name=$1 _in _out _addr _rest err pid got
+  local name=$1 _in _out _addr _rest err pid got _open
   _listen_args "$@"
   [[ $_addr == 127.0.0.1 ]] && _addr=$(tdir)/$name.sock
   err=$(tdir)/$name.err

@@ -26,13 +26,7 @@ setup() {
 
 # plisten [fastcat options...]: a -v -l --resume receiver with JSON report,
 # stdout appended to $T/file, stderr $T/L.err. Sets L_PID and L_PORT.
-plisten() {
-  "$FASTCAT" -v -l --report=json "$@" 127.0.0.1 0 >>"$T/file" 2>"$T/L.err" </dev/null 3>&- &
-  L_PID=$!
-  fc_track "$L_PID"
-  wait_for_line "$T/L.err" 'listening on .*:([0-9]+)$' "$L_PID" || return 1
-  L_PORT=$(sed -nE 's/.*listening on .*:([0-9]+)$/\1/p' "$T/L.err" | head -n 1)
-}
+plisten() { fc_listen L --out "$T/file" --append -- --report=json "$@"; }
 
 # psend FEED [fastcat options...]: the sender from the source file (FEED file)
 # or through a pipe (FEED pipe); JSON report and -v in $T/c.err; $status.

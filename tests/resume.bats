@@ -26,20 +26,10 @@ setup() {
 # or with rw 1<> FILE (read-write at offset 0: fastcat must seek). JSON
 # report; stderr in $T/NAME.err. Sets NAME_PID and NAME_PORT.
 resume_listen() {
-  local name=$1 file=$2 err=$T/$1.err pid port
+  local name=$1 file=$2 open=--append
   shift 2
-  if [[ ${1:-} == rw ]]; then
-    shift
-    "$FASTCAT" -v -l --resume --report=json "$@" 127.0.0.1 0 1<>"$file" 2>"$err" </dev/null 3>&- &
-  else
-    "$FASTCAT" -v -l --resume --report=json "$@" 127.0.0.1 0 >>"$file" 2>"$err" </dev/null 3>&- &
-  fi
-  pid=$!
-  fc_track "$pid"
-  printf -v "${name}_PID" '%s' "$pid"
-  wait_for_line "$err" 'listening on .*:([0-9]+)$' "$pid" || return 1
-  port=$(sed -nE 's/.*listening on .*:([0-9]+)$/\1/p' "$err" | head -n 1)
-  printf -v "${name}_PORT" '%s' "$port"
+  [[ ${1:-} == rw ]] && { open=--rw; shift; }
+  fc_listen "$name" --out "$file" "$open" -- --resume --report=json "$@"
 }
 
 # send_from IN ARGS...: a --resume sender, stdin IN, JSON report in $T/c.err; $status.

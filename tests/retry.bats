@@ -24,13 +24,7 @@ setup() {
 
 # keep_listen [fastcat options...]: a -v -l -k --resume receiver (or what the options say)
 # appending to $T/file; stderr $T/L.err. Sets L_PID and L_PORT.
-keep_listen() {
-  "$FASTCAT" -v -l "$@" 127.0.0.1 0 >>"$T/file" 2>"$T/L.err" </dev/null 3>&- &
-  L_PID=$!
-  fc_track "$L_PID"
-  wait_for_line "$T/L.err" 'listening on .*:([0-9]+)$' "$L_PID" || return 1
-  L_PORT=$(sed -nE 's/.*listening on .*:([0-9]+)$/\1/p' "$T/L.err" | head -n 1)
-}
+keep_listen() { fc_listen L --out "$T/file" --append -- "$@"; }
 
 # send_bg FEED [fastcat options...]: the sender in the background, from the source file
 # (FEED file) or through a pipe (FEED pipe); JSON report and -v in $T/c.err, status in
