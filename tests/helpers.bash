@@ -383,6 +383,17 @@ usage_err() {
 got: $stderr"
 }
 
+# usage_prefix PREFIX fastcat-args...: usage_run, and one of the stderr
+# lines starts with PREFIX.
+usage_prefix() {
+  local exp=$1 l
+  shift
+  usage_run "$@"
+  for l in "${stderr_lines[@]}"; do [[ $l == "$exp"* ]] && return 0; done
+  fail "args [$*]: expected a stderr line starting with: $exp
+got: $stderr"
+}
+
 # usage_exact EXPECTED_LINE fastcat-args...: usage_one_line, and that line,
 # all of stderr, is EXPECTED_LINE.
 usage_exact() {

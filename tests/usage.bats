@@ -15,29 +15,8 @@ setup_file() {
 INVALID_SIZE='invalid size (digits with an optional k/K/KiB, m/M/MiB or g/G/GiB suffix)'
 INVALID_TIME='invalid time (seconds, e.g. 5, 0.5 or 500ms)'
 
-# usage_err EXPECTED_LINE fastcat-args...: exit 2, stdout empty, stderr has the line.
-usage_err() {
-  local exp=$1
-  shift
-  run -2 --separate-stderr timeout 10 "$FASTCAT" "$@"
-  assert_equal "stdout: '$output'" "stdout: ''"
-  grep -Fxq -- "$exp" <<<"$stderr" || fail "args [$*]: expected stderr line: $exp
-got: $stderr"
-}
-
-# usage_prefix PREFIX args...: like usage_err, a stderr line starts with PREFIX.
-usage_prefix() {
-  local exp=$1 l
-  shift
-  run -2 --separate-stderr timeout 10 "$FASTCAT" "$@"
-  assert_equal "stdout: '$output'" "stdout: ''"
-  for l in "${stderr_lines[@]}"; do [[ $l == "$exp"* ]] && return 0; done
-  fail "args [$*]: expected a stderr line starting with: $exp
-got: $stderr"
-}
-
 # accepted args...: options are valid; fastcat tries to connect to the
-# closed port and fails at run time (exit 1, Connection refused).
+# closed port and fails at run time (exit 3, Connection refused).
 accepted() {
   run -3 --separate-stderr timeout 10 "$FASTCAT" "$@" 127.0.0.1 "$CLOSED_PORT" </dev/null
   grep -Fxq "fastcat: connect 127.0.0.1:$CLOSED_PORT: Connection refused" <<<"$stderr" ||
