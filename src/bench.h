@@ -6,6 +6,13 @@
 
 #include "fastcat.h"
 
+/* bench.c */
+int bench_run(const struct config *);
+
+/* bench-link.c: the names --bench-transports takes */
+int bench_link_find(const char *);
+const char *bench_link_names(void);
+
 /* --bench: the links it measures and the trials per cell. */
 #define BENCH_TRIALS 5 /* timed trials per cell (after a warm-up); the median is shown */
 

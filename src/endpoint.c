@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "fastcat.h"
+#include "listener.h"
 #include "stripe.h"
 #include "transport.h"
 #include "verify.h"

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include "fastcat.h"
+#include "bench.h"
+#include "listener.h"
 #include "retry.h"
 #include "stripe.h"
 #include "transport.h"

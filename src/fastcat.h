@@ -1,5 +1,6 @@
 /* fastcat.h: the config, the session, exit codes and the prototypes every part uses, by file;
- * internals live in flow.h, verify.h, stripe.h, tcpinfo.h, bench.h, progress.h, options.h. */
+ * internals live in flow.h, verify.h, stripe.h, tcpinfo.h, bench.h, progress.h, options.h,
+ * listener.h, report.h, wire.h. */
 #ifndef FASTCAT_H
 #define FASTCAT_H
 
@@ -231,18 +232,6 @@ struct endpoint {
 	struct stripe_growth *growth; /* -P auto: connections still joining (stripe.c) */
 };
 
-/* A listening socket kept across connections with -k; for a datagram transport, the socket itself.
- */
-struct listener {
-	int fd;
-	char local[112];
-	char created_path[112]; /* the Unix socket file this listener made, removed at close */
-	int served;             /* a connectionless listener had a peer already (-k) */
-	char refused[112];      /* the peer refused last, logged once for a run of refusals */
-	uint64_t held;          /* -k --resume: the --retry session a lost connection left ... */
-	double held_until;      /* ... refusing other senders until then (retry-wire.c's hold) */
-};
-
 /* What one connection achieved; the relay fills it, the report prints it. */
 struct session {
 	const struct config *cfg;
@@ -261,6 +250,7 @@ struct session {
 };
 
 struct addrinfo;
+struct listener;
 
 /* acl.c */
 int acl_parse(const char *, struct acl_rule *);
@@ -274,13 +264,6 @@ int addr_unix_check(const char *, char *, size_t);
 void addr_format(const struct sockaddr *, socklen_t, char *, size_t);
 void addr_format_fd(int, int, char *, size_t);
 int addr_same_peer(const struct sockaddr *, const struct sockaddr *);
-
-/* bench.c */
-int bench_run(const struct config *);
-
-/* bench-link.c: the names --bench-transports takes */
-int bench_link_find(const char *);
-const char *bench_link_names(void);
 
 /* clock.c */
 double clock_now(void);
@@ -310,23 +293,12 @@ int endpoint_connect_finish(const struct config *, const struct endpoint *, int,
 int endpoint_accept_pending(const struct config *, struct listener *, int *);
 void endpoint_refuse(int);
 
-/* handshake.c */
-size_t handshake_move(int, unsigned char *, size_t, int, double);
-
 /* resume.c */
 int resume_start(struct session *);
 
 /* retry.c: --retry, the sender's loop over connections */
 struct retry;
 int retry_client(const struct config *);
-
-/* listener.c */
-int listener_open(const struct config *, struct listener *, char *, size_t);
-void listener_stop_accepting(const struct config *, struct listener *);
-int listener_admits(const struct config *, struct listener *, const struct sockaddr *, socklen_t,
-                    const char *);
-void listener_forget_peer(struct listener *);
-void listener_close(struct listener *);
 
 /* log.c */
 void log_set_verbose(int);
@@ -344,7 +316,7 @@ void options_usage(void);
 /* relay.c */
 void relay_run(struct session *, int, int);
 
-/* report.c */
+/* report.c, report-json.c */
 void report_print(struct session *, int);
 void report_json_string(char *, size_t, const char *);
 
@@ -367,11 +339,6 @@ extern const struct transport transport_tcp, transport_udp, transport_unix, tran
 
 /* zerocopy-linux.c or zerocopy-none.c, chosen by configure */
 int zerocopy_available(void); /* the rest, for copy.c, is in flow.h */
-
-/* wire.c: big-endian numbers of the wire formats */
-void wire_put(unsigned char *, uint64_t, int);
-uint64_t wire_get(const unsigned char *, int);
-int wire_match(const unsigned char *, size_t, const void *, size_t);
 
 /* units.c */
 int units_parse_size(const char *, uint64_t *);

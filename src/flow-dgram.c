@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 
 #include "fastcat.h"
+#include "wire.h"
 #include "transport.h"
 #include "flow.h"
 #include "verify.h"

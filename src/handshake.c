@@ -11,6 +11,7 @@
 
 #include "compat.h"
 #include "fastcat.h"
+#include "wire.h"
 
 /*
  * Move len bytes: read into buf, or write from it. deadline: monotonic

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "fastcat.h"
+#include "listener.h"
 #include "transport.h"
 
 #define LISTEN_BACKLOG 16

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "fastcat.h"
+#include "bench.h"
 #include "options.h"
 
 /* --bench's sizes unless --bench-sizes: those of lmbench's and Stevens' tables, and up. */

@@ -198,6 +198,29 @@ static void stdio_restore(const struct relay *r, int in_fd, int out_fd)
 		fcntl(out_fd, F_SETFL, r->saved_flags[1]);
 }
 
+/* -P and --retry sessions go one way, over the connections and buffers the session holds. */
+static void setup_one_way(const struct session *s, struct flow_setup *send, struct flow_setup *recv)
+{
+	int listen = s->cfg->listen;
+
+	if (s->ep->stripes > 0) {
+		/* -P: the sender drains the connections for their ends */
+		send->net = recv->net = s->ep->stripe;
+		send->nnet = recv->nnet = s->ep->stripes;
+		send->enabled = !listen;
+		recv->discard = !listen;
+		/* -P --resume: the chunks' offsets go on from the receiver's file length */
+		send->start = recv->start = s->resume.on ? s->resume.offset : 0;
+	}
+	if (s->retry != NULL) {
+		/* the receiver's stdin is not read, the sender's stdout not written */
+		send->enabled = send->enabled && !listen;
+		recv->discard = recv->discard || !listen;
+		send->replay = listen ? NULL : s->retry->ring;
+		recv->retry = listen ? NULL : s->retry;
+	}
+}
+
 static int relay_setup(struct relay *r, struct session *s, int in_fd, int out_fd)
 {
 	const struct config *cfg = s->cfg;
@@ -225,22 +248,7 @@ static int relay_setup(struct relay *r, struct session *s, int in_fd, int out_fd
 
 	memset(r, 0, sizeof *r);
 	r->s = s;
-	if (s->ep->stripes > 0) {
-		/* -P is one way: the sender drains the connections for their ends */
-		send.net = recv.net = s->ep->stripe;
-		send.nnet = recv.nnet = s->ep->stripes;
-		send.enabled = !cfg->listen;
-		recv.discard = !cfg->listen;
-		/* -P --resume: the chunks' offsets go on from the receiver's file length */
-		send.start = recv.start = s->resume.on ? s->resume.offset : 0;
-	}
-	if (s->retry != NULL) {
-		/* one way: the receiver's stdin is not read, the sender's stdout not written */
-		send.enabled = send.enabled && !cfg->listen;
-		recv.discard = recv.discard || !cfg->listen;
-		send.replay = cfg->listen ? NULL : s->retry->ring;
-		recv.retry = cfg->listen ? NULL : s->retry;
-	}
+	setup_one_way(s, &send, &recv);
 	if (s->verify.datagram) {
 		r->dg.v = &s->verify;
 		s->verify.dg = send.dg = recv.dg = &r->dg;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "fastcat.h"
+#include "wire.h"
 #include "resume.h"
 #include "retry.h"
 

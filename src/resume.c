@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "fastcat.h"
+#include "wire.h"
 #include "resume.h"
 #include "retry.h"
 #include "verify.h"

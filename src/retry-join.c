@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "fastcat.h"
+#include "wire.h"
+#include "listener.h"
 #include "retry.h"
 
 /* Seconds a join and its ack may take: a receiver that took the offer answers at once. */

@@ -17,6 +17,8 @@
 
 #include "compat.h"
 #include "fastcat.h"
+#include "listener.h"
+#include "wire.h"
 #include "flow.h"
 #include "retry.h"
 

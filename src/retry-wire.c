@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "fastcat.h"
+#include "wire.h"
 #include "retry.h"
 
 static const unsigned char join_magic[4] = {'F', 'C', 'R', 'S'};

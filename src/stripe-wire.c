@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "fastcat.h"
+#include "wire.h"
 #include "stripe.h"
 
 const char stripe_hello[STRIPE_HELLO_BYTES] = "FASTCAT-STRIPE1\n";

@@ -136,8 +136,11 @@ struct stripe_growth {
 
 /* stripe.c */
 int stripe_connect(const struct config *, struct endpoint *, char *, size_t);
-int stripe_accept(const struct config *, struct listener *, struct endpoint *, char *, size_t);
 void stripe_conclude(struct session *);
+double stripe_patience(const struct config *);
+
+/* stripe-join.c */
+int stripe_accept(const struct config *, struct listener *, struct endpoint *, char *, size_t);
 int stripe_growth_poll_events(const struct stripe_growth *, struct pollfd *);
 int stripe_growth_step(struct stripe_growth *, const struct pollfd *, int, int *, int);
 double stripe_growth_due(const struct stripe_growth *);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "fastcat.h"
+#include "wire.h"
 #include "verify.h"
 
 static const char hello[VERIFY_HELLO_BYTES] = "FASTCAT-VERIFY1\n";

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "fastcat.h"
+#include "wire.h"
 
 /* The low `bytes` bytes of v at p, most significant first. */
 void wire_put(unsigned char *p, uint64_t v, int bytes)

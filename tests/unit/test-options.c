@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "fastcat.h"
+#include "bench.h"
 #include "options.h"
 #include "tap.h"
 
