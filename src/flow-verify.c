@@ -67,6 +67,15 @@ static ssize_t flow_sniff_rest(int fd, unsigned char *peek)
 	return n;
 }
 
+/* A peer that opened with another mode's hello: the wrong kind of peer (exit 3, as -P says too). */
+static int wrong_peer(struct flow *f, const char *why)
+{
+	f->verify->why_status = EXIT_CONNECT;
+	snprintf(f->verify->why, sizeof f->verify->why, "%s", why);
+	flow_failed(f, 0, EPROTO);
+	return -1;
+}
+
 /*
  * No --verify here: a peer that opens with the verify hello would have its
  * frames written to stdout as data, so refuse it. Only the first bytes are
@@ -98,22 +107,12 @@ int flow_verify_sniff(struct flow *f)
 		return flow_verify_failed(f, 0,
 		                          "the peer sends --verify frames; give --verify at "
 		                          "this end too");
-	if (n == STRIPE_HELLO_BYTES && stripe_hello_seen(peek, (size_t)n) == 1) {
-		f->verify->why_status = EXIT_CONNECT; /* the wrong kind of peer, as -P says too */
-		snprintf(f->verify->why, sizeof f->verify->why,
-		         "the peer is a fastcat -P receiver (one stream over several "
-		         "connections); give -P N at this end");
-		flow_failed(f, 0, EPROTO);
-		return -1;
-	}
-	if (n == RESUME_HELLO_BYTES && resume_hello_seen(peek, (size_t)n) == 1) {
-		f->verify->why_status = EXIT_CONNECT; /* the wrong kind of peer, as -P says too */
-		snprintf(f->verify->why, sizeof f->verify->why,
-		         "the peer is a fastcat --resume receiver (it goes on with a file "
-		         "it has part of); give --resume at this end");
-		flow_failed(f, 0, EPROTO);
-		return -1;
-	}
+	if (n == STRIPE_HELLO_BYTES && stripe_hello_seen(peek, (size_t)n) == 1)
+		return wrong_peer(f, "the peer is a fastcat -P receiver (one stream over several "
+		                     "connections); give -P N at this end");
+	if (n == RESUME_HELLO_BYTES && resume_hello_seen(peek, (size_t)n) == 1)
+		return wrong_peer(f, "the peer is a fastcat --resume receiver (it goes on with a "
+		                     "file it has part of); give --resume at this end");
 	return 1;
 }
 
