@@ -21,6 +21,7 @@
 #include "fastcat.h"
 #include "wire.h"
 #include "stripe.h"
+#include "verify.h"
 
 /* Seconds a handshake may take without -w: a plain peer is told apart by saying nothing. */
 #define HANDSHAKE_PATIENCE 5.0
@@ -169,24 +170,16 @@ void stripe_conclude(struct session *s)
 		                            "-P --verify: the sender did not ask for --verify "
 		                            "(give --verify at both ends)");
 	else if (s->cfg->listen && (v->peer_bytes != bytes || v->peer_digest != digest))
-		s->exit_status = log_format(s->error, sizeof s->error, EXIT_VERIFY,
-		                            "--verify: wrote %llu bytes (xxh64 %016llx) but the "
-		                            "sender sent %llu (xxh64 %016llx)",
-		                            (unsigned long long)bytes, (unsigned long long)digest,
-		                            (unsigned long long)v->peer_bytes,
-		                            (unsigned long long)v->peer_digest);
+		s->exit_status = verify_differs(s, "wrote", bytes, digest, "sender sent",
+		                                v->peer_bytes, v->peer_digest);
 	else if (!s->cfg->listen && !v->verdict_seen)
 		s->exit_status = log_format(s->error, sizeof s->error, EXIT_PEER,
 		                            "--verify: the receiver closed without confirming the "
 		                            "%llu bytes sent",
 		                            (unsigned long long)bytes);
 	else if (!s->cfg->listen && (v->confirmed_bytes != bytes || v->confirmed_digest != digest))
-		s->exit_status = log_format(s->error, sizeof s->error, EXIT_VERIFY,
-		                            "--verify: sent %llu bytes (xxh64 %016llx) but the "
-		                            "receiver wrote %llu (xxh64 %016llx)",
-		                            (unsigned long long)bytes, (unsigned long long)digest,
-		                            (unsigned long long)v->confirmed_bytes,
-		                            (unsigned long long)v->confirmed_digest);
+		s->exit_status = verify_differs(s, "sent", bytes, digest, "receiver wrote",
+		                                v->confirmed_bytes, v->confirmed_digest);
 	else
 		v->verified = 1;
 }

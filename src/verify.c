@@ -73,6 +73,19 @@ int verify_decode(const unsigned char *buf, size_t len, struct frame *out)
 }
 
 /*
+ * The counts or digests of a direction differ: "--verify: MINE N bytes (xxh64 D) but the THEIRS
+ * N (xxh64 D)", exit 6. MINE is what this end did, THEIRS what the peer says it did.
+ */
+int verify_differs(struct session *s, const char *mine, uint64_t bytes, uint64_t digest,
+                   const char *theirs, uint64_t peer_bytes, uint64_t peer_digest)
+{
+	return log_format(s->error, sizeof s->error, EXIT_VERIFY,
+	                  "--verify: %s %llu bytes (xxh64 %016llx) but the %s %llu (xxh64 %016llx)",
+	                  mine, (unsigned long long)bytes, (unsigned long long)digest, theirs,
+	                  (unsigned long long)peer_bytes, (unsigned long long)peer_digest);
+}
+
+/*
  * After the relay: did both directions arrive whole? The peer's END says
  * what it sent (compared with what we delivered), its VERDICT what it
  * delivered of ours. A failure the relay already reported stands, unless
@@ -103,25 +116,16 @@ void verify_conclude(struct session *s)
 		               "(%llu bytes received)",
 		               (unsigned long long)got);
 	} else if (v->peer_bytes != got || v->peer_digest != got_digest) {
-		s->exit_status = log_format(
-		    s->error, sizeof s->error, EXIT_VERIFY,
-		    "--verify: received %llu bytes (xxh64 %016llx) but the peer sent %llu "
-		    "(xxh64 %016llx)",
-		    (unsigned long long)got, (unsigned long long)got_digest,
-		    (unsigned long long)v->peer_bytes, (unsigned long long)v->peer_digest);
+		s->exit_status = verify_differs(s, "received", got, got_digest, "peer sent",
+		                                v->peer_bytes, v->peer_digest);
 	} else if (!v->verdict_seen) {
 		s->exit_status =
 		    log_format(s->error, sizeof s->error, EXIT_PEER,
 		               "--verify: the peer did not confirm the %llu bytes sent to it",
 		               (unsigned long long)sent);
 	} else if (v->confirmed_bytes != sent || v->confirmed_digest != sent_digest) {
-		s->exit_status =
-		    log_format(s->error, sizeof s->error, EXIT_VERIFY,
-		               "--verify: sent %llu bytes (xxh64 %016llx) but the peer wrote %llu "
-		               "(xxh64 %016llx)",
-		               (unsigned long long)sent, (unsigned long long)sent_digest,
-		               (unsigned long long)v->confirmed_bytes,
-		               (unsigned long long)v->confirmed_digest);
+		s->exit_status = verify_differs(s, "sent", sent, sent_digest, "peer wrote",
+		                                v->confirmed_bytes, v->confirmed_digest);
 	} else {
 		v->verified = 1;
 	}

@@ -86,6 +86,8 @@ int verify_decode(const unsigned char *, size_t, struct frame *);
 size_t verify_ctl_encode(unsigned char *, const struct ctl *);
 int verify_ctl_decode(const unsigned char *, const unsigned char *, size_t, struct ctl *);
 int verify_ctl_parse(const unsigned char *, size_t, struct ctl *);
+int verify_differs(struct session *, const char *, uint64_t, uint64_t, const char *, uint64_t,
+                   uint64_t);
 
 /* dgverify.c */
 void dgverify_start(struct dgverify *, const struct config *, const struct endpoint *, double);
