@@ -21,7 +21,6 @@
 #define RETRY_FIRST      0.05 /* seconds before the first retry; loopback answers in microseconds */
 #define RETRY_MAX        1.0  /* the backoff doubles up to this */
 #define PATIENCE_DEFAULT 10.0 /* seconds of silence before giving up, without -w */
-#define STRAGGLER_GRACE  0.25 /* after the peer's END, seconds its reordered datagrams may take */
 #define VERDICT_TRIES    4    /* VERDICTs sent without a DONE before we stop waiting for one */
 
 /*

@@ -29,6 +29,34 @@ static uint64_t seq_decode(const unsigned char *h)
 }
 
 /*
+ * --seq's EOF datagram, numbered with the count sent: what has not come by
+ * now is counted lost. It may have overtaken the last few datagrams (a
+ * veth or a WAN reorders across CPUs and paths): while gaps are open the
+ * flow reads on for STRAGGLER_GRACE, and ends once they are filled or the
+ * grace is over (flow_dgram_tail_over). 0: EOF now; -2: read on.
+ */
+static ssize_t flow_seq_end(struct flow *f, uint64_t count)
+{
+	struct seqtrack *t = &f->stats->seq;
+
+	if (count > t->next) { /* the datagrams at the very end are missing too */
+		seqtrack_add(t, count);
+		t->next--; /* ... the marker takes no number of its own */
+	}
+	if (t->lost == 0 || f->ignore_empty) /* (with --verify, the END ends the flow) */
+		return 0;
+	if (f->seq_tail == 0)
+		f->seq_tail = clock_now() + STRAGGLER_GRACE;
+	return -2;
+}
+
+/* --seq: after an EOF datagram with gaps open, may the flow end now? */
+int flow_dgram_tail_over(const struct flow *f, double now)
+{
+	return f->seq_tail > 0 && (f->stats->seq.lost == 0 || now >= f->seq_tail);
+}
+
+/*
  * Count one datagram that arrived as n bytes (header included with --seq).
  * Returns its payload bytes, 0 for the EOF marker, or -2 for a runt.
  */
@@ -44,12 +72,12 @@ static ssize_t flow_account(struct flow *f, ssize_t n, int flags, const unsigned
 		f->stats->runts++;
 		return -2;
 	}
-	seqtrack_add(&f->stats->seq, seq_decode(header));
-	if (n == SEQ_HEADER) {
-		f->stats->datagrams--; /* the numbered EOF marker carries no data */
-		f->stats->seq.next--;  /* ... and takes no number of its own */
+	if (n > SEQ_HEADER) {
+		seqtrack_add(&f->stats->seq, seq_decode(header));
+		return n - SEQ_HEADER;
 	}
-	return n - SEQ_HEADER;
+	f->stats->datagrams--; /* the numbered EOF marker carries no data */
+	return flow_seq_end(f, seq_decode(header));
 }
 
 /*

@@ -352,6 +352,9 @@ static int flow_before_step(struct flow *f)
 	if (f->dg != NULL && f->kind == FLOW_RECEIVE && !f->src_eof && f->verify->end_seen &&
 	    dgverify_input_done(f->dg, &f->stats->seq, clock_now()))
 		f->src_eof = 1;
+	/* --seq: the EOF datagram came before some of the datagrams it counts */
+	if (f->seq_tail > 0 && !f->src_eof && flow_dgram_tail_over(f, clock_now()))
+		f->src_eof = 1;
 	return 0;
 }
 
@@ -454,8 +457,8 @@ void flow_poll_result(struct flow *f, const struct pollfd *pfd, int n)
 
 /*
  * Milliseconds until the flow needs a turn with no fd event, or -1: a
- * --rate-limit bucket pays for the waiting write, or a low-water mark runs
- * out of patience.
+ * --rate-limit bucket pays for the waiting write, a low-water mark runs
+ * out of patience, or --seq's stragglers their grace.
  */
 long flow_wait_ms(const struct flow *f, double now)
 {
@@ -465,6 +468,8 @@ long flow_wait_ms(const struct flow *f, double now)
 		return -1;
 	rate = f->limited ? ratelimit_wait_ms(&f->limit, now) : -1;
 	mark = flow_src_ready(f) ? -1 : lowat_wait_ms(&f->lowat, now);
+	if (f->seq_tail > 0 && !f->src_eof) /* --seq: the stragglers' grace ends */
+		mark = f->seq_tail <= now ? 0 : (long)((f->seq_tail - now) * 1000) + 1;
 	if (rate < 0 || (mark >= 0 && mark < rate))
 		return mark;
 	return rate;

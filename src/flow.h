@@ -81,6 +81,8 @@ struct flow {
 	int checksum;               /* feed what is delivered to stats->digest */
 	int seq;                    /* --seq: datagrams carry a sequence number */
 	uint64_t next_seq;          /* the number the next datagram sent carries */
+	double seq_tail;            /* --seq: the EOF datagram came with gaps open; stragglers
+	                               may fill them until then (0: it did not) */
 	size_t recv_slot; /* --dgram-size at a receiver: the most a datagram holds, 0 = unknown */
 	size_t read_size, write_size;
 	size_t read_min; /* room needed at the tail before a read */
@@ -190,6 +192,7 @@ ssize_t flow_dgram_recv_batch(struct flow *);
 ssize_t flow_dgram_send(struct flow *, size_t);
 ssize_t flow_dgram_send_batch(struct flow *, unsigned *);
 ssize_t flow_dgram_send_eof(struct flow *);
+int flow_dgram_tail_over(const struct flow *, double);
 void flow_dgram_init(struct flow *, const struct config *, struct flow_stats *);
 
 /* flow-verify.c */

@@ -7,6 +7,10 @@
 
 #include "fastcat.h"
 
+/* After a datagram sender's end (its END, or --seq's EOF datagram), seconds its reordered
+ * datagrams may take to arrive: a gap still open then is a loss. */
+#define STRAGGLER_GRACE 0.25
+
 /* --verify's wire format (verify.c; doc/verify-protocol.md). */
 #define VERIFY_HELLO_BYTES 16        /* "FASTCAT-VERIFY1\n", first from each end */
 #define FRAME_HEADER       8         /* type, 3 zero bytes, length (big-endian) */

@@ -56,3 +56,54 @@ setup() {
   run -2 "$FASTCAT" -u --seq -B 65527 127.0.0.1 9
   assert_output --partial "a UDP datagram holds at most 65527 bytes"
 }
+
+# seq_send PORT ORDER...: python3 sends --seq datagrams to 127.0.0.1:PORT from one
+# socket, 10 ms apart: a number N is datagram N (its 8-byte number, then 1024
+# bytes of "N,"), "eofN" the EOF datagram counting N. Datagram N's payload goes to
+# $T/sent.N for the byte-exact check.
+seq_send() {
+  local port=$1
+  shift
+  python3 - "$port" "$T" "$@" <<'PY'
+import socket, struct, sys, time
+port, tdir, order = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for item in order:
+    if item.startswith("eof"):
+        s.sendto(struct.pack(">Q", int(item[3:])), ("127.0.0.1", port))
+    else:
+        n = int(item)
+        payload = (b"%d," % n * 1024)[:1024]
+        open("%s/sent.%d" % (tdir, n), "wb").write(payload)
+        s.sendto(struct.pack(">Q", n) + payload, ("127.0.0.1", port))
+    time.sleep(0.01)
+PY
+}
+
+@test "--seq: an EOF datagram that overtook the last two: they are taken as reordered, not lost; exit 0, byte-exact" {
+  need python3
+  fc_listen L -u --seq --report=json
+  seq_send "$L_PORT" 0 1 2 3 4 5 6 7 eof10 8 9
+  local rc l i
+  wait_exit rc "$L_PID" 10
+  l=$(json_report "$T/L.err")
+  jq_is "$l" '[.received.datagrams, .received.lost, .received.reordered] | map(tostring) | join(" ")' "10 0 2"
+  assert_equal "listener exit $rc" "listener exit 0"
+  for i in 0 1 2 3 4 5 6 7 8 9; do cat "$T/sent.$i"; done >"$T/want"
+  assert_same_bytes "$T/want" "$T/L.out"
+}
+
+@test "--seq: gaps the EOF datagram leaves open are lost once the stragglers' grace is over: exit 5, no hang" {
+  need python3
+  fc_listen L -u --seq --report=json
+  local rc l start
+  start=$(date +%s%N)
+  seq_send "$L_PORT" 0 1 2 4 5 eof8
+  wait_exit rc "$L_PID" 10
+  assert_equal "listener exit $rc" "listener exit 5"
+  l=$(json_report "$T/L.err")
+  jq_is "$l" '[.received.datagrams, .received.lost, .received.reordered] | map(tostring) | join(" ")' "5 3 0"
+  error_line_in "$T/L.err" "3 datagrams lost"
+  # the grace is a quarter of a second, not a wait for -w or forever
+  (($(date +%s%N) - start < 3000000000)) || fail "the receiver took $((($(date +%s%N) - start) / 1000000)) ms to end"
+}
