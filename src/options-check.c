@@ -176,7 +176,7 @@ static int check_parallel(struct config *cfg, const struct seen *seen, char *err
 
 /*
  * --retry: the sender's, and it implies --resume (whose checks follow);
- * its companions need it; -P and --verify do not go with it yet.
+ * its companions need it; --verify does not go with it yet.
  */
 static int check_retry(struct config *cfg, const struct seen *seen, char *err, size_t errlen)
 {
@@ -189,9 +189,6 @@ static int check_retry(struct config *cfg, const struct seen *seen, char *err, s
 	if (cfg->listen)
 		return log_format(err, errlen, EXIT_USAGE,
 		                  "--retry: for the sender; the receiver takes -l -k --resume");
-	if (cfg->parallel_auto)
-		return log_format(err, errlen, EXIT_USAGE,
-		                  "--retry with -P auto: not supported yet (give -P N)");
 	if (cfg->verify)
 		return log_format(err, errlen, EXIT_USAGE,
 		                  "--retry with --verify: not supported yet");

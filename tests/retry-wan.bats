@@ -5,6 +5,8 @@
 # receiver (-l -k --resume, no -w) still holds the old, silent connection, and gives way to
 # the new one once it has been silent for 1 s. From a file and from a pipe; byte-exact, exit
 # 0, at least one retry. The blackout starts once the receiver's file has grown, not at a time.
+# Then -P auto --retry over a 100 ms path where -P auto grows: one of its connections reset
+# (ss -K); the whole striped session reconnects, starts with one connection and grows again.
 
 load helpers
 load wanlab
@@ -76,4 +78,63 @@ through_blackout() {
 
 @test "--retry from a pipe through a 3 s blackout: byte-exact, exit 0, retried" {
   through_blackout pipe
+}
+
+# auto_through_loss FEED: -P auto --retry 3 from a file or a pipe over 1 Gbit/s, 2 x 50 ms,
+# where one connection's window does not fill the path and -P auto grows; once the first
+# step's 4 connections are in, ss -K resets one of them at the sender.
+auto_through_loss() {
+  local rc sport n
+  wanlab_up "$LAB" --rate 1gbit --delay-ms 50 --mtu 9000
+  mkpayload "$T/a" $((192 * 1024 * 1024 + 7))
+  : >"$T/file"
+  ip netns exec "$WL_B" "$FASTCAT" -v -l -k --resume -P 1 "$WL_B_IP" 0 >>"$T/file" \
+    2>"$T/L.err" </dev/null 3>&- &
+  L_PID=$!
+  fc_track "$L_PID"
+  wait_for_line "$T/L.err" 'listening on .*:([0-9]+)$' "$L_PID"
+  L_PORT=$(sed -nE 's/.*listening on .*:([0-9]+)$/\1/p' "$T/L.err" | head -n 1)
+  (
+    rc=0
+    if [[ $1 == pipe ]]; then
+      cat "$T/a" | ip netns exec "$WL_A" timeout -k 2 120 "$FASTCAT" -v --report=json \
+        -P auto --retry 3 "$WL_B_IP" "$L_PORT" >/dev/null 2>"$T/c.err" || rc=$?
+    else
+      ip netns exec "$WL_A" timeout -k 2 120 "$FASTCAT" -v --report=json -P auto --retry 3 \
+        "$WL_B_IP" "$L_PORT" <"$T/a" >/dev/null 2>"$T/c.err" || rc=$?
+    fi
+    echo "$rc" >"$T/c.rc"
+  ) 3>&- &
+  C_PID=$!
+  fc_track "$C_PID"
+  # the loss comes once the first step's connections are in
+  wait_for_line "$T/c.err" '^fastcat: -P auto: 4 connections$' "$C_PID"
+  n=$(ip netns exec "$WL_A" ss -Htn state established "( dport = :$L_PORT )" | wc -l)
+  ((n >= 4)) || fail "only $n connections when the loss was due: $(cat "$T/c.err")"
+  sport=$(ip netns exec "$WL_A" ss -Htn state established "( dport = :$L_PORT )" |
+    awk 'NR == 3 { n = split($3, a, ":"); print a[n] }')
+  ip netns exec "$WL_A" ss -K state established "( sport = :$sport )" >/dev/null 2>&1 || true
+  wait_exit rc "$C_PID" 120
+  [[ -s $T/c.rc && $(cat "$T/c.rc") == 0 ]] ||
+    fail "sender exit $(cat "$T/c.rc" 2>/dev/null): $(cat "$T/c.err")"
+  assert_same_bytes "$T/a" "$T/file"
+  CJSON=$(json_report "$T/c.err")
+  jq_is "$CJSON" .retries 1
+  jq_is "$CJSON" .confirmed $((192 * 1024 * 1024 + 7))
+  grep -Eq '^fastcat: connection lost after .* \(-P: connection [0-9]+ of [0-9]+: .*\); retry 1/3 in 0\.5 s$' "$T/c.err" ||
+    fail "no 'connection lost' line: $(cat "$T/c.err")"
+  # the new striped session starts with one connection and grows again
+  (($(grep -c '^fastcat: -P auto: 1 -> 4 connections' "$T/c.err") == 2)) ||
+    fail "the reconnected session did not grow: $(cat "$T/c.err")"
+  grep -q -- '--retry: resumed session' "$T/L.err" || fail "the receiver did not resume: $(cat "$T/L.err")"
+}
+
+@test "-P auto --retry 3 from a file over a 100 ms lab, a grown connection lost (ss -K): the session reconnects and grows again, byte-exact, exit 0" {
+  need ss
+  auto_through_loss file
+}
+
+@test "-P auto --retry 3 from a pipe over a 100 ms lab, a grown connection lost (ss -K): resent from the replay buffer, grows again, byte-exact, exit 0" {
+  need ss
+  auto_through_loss pipe
 }
