@@ -391,7 +391,8 @@ static int relay_grow(struct relay *r, const struct pollfd *pfd, int npfd, doubl
 		return 0;
 	if (!data->running || (data->kind == FLOW_SEND && data->src_eof) ||
 	    (data->stripe->expect > 0 && data->stripe->n == data->stripe->expect)) {
-		stripe_growth_stop(g);
+		stripe_growth_stop(g,
+		                   g->l != NULL ? "the session is complete" : "stdin ended first");
 		return 0;
 	}
 	if ((n = stripe_growth_step(g, pfd, npfd, joined, STRIPE_MAX)) < 0) {

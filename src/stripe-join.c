@@ -250,14 +250,14 @@ int stripe_growth_step(struct stripe_growth *g, const struct pollfd *pfd, int np
 	return got;
 }
 
-/* No more connections join: those on the way are refused. */
-void stripe_growth_stop(struct stripe_growth *g)
+/* No more connections join: those on the way are refused, -v saying why. */
+void stripe_growth_stop(struct stripe_growth *g, const char *why)
 {
 	while (g->npending > 0)
 		if (g->l != NULL)
-			joining_drop(g, g->npending - 1, "the session is complete");
+			joining_drop(g, g->npending - 1, why);
 		else
-			dialing_drop(g, g->npending - 1, "stdin ended first");
+			dialing_drop(g, g->npending - 1, why);
 	g->grows = 0;
 }
 
@@ -265,7 +265,7 @@ void stripe_growth_free(struct stripe_growth *g)
 {
 	if (g == NULL)
 		return;
-	stripe_growth_stop(g);
+	stripe_growth_stop(g, "the session ended"); /* (a --retry reconnects a new one) */
 	if (g->l != NULL)
 		sock_set_nonblock(g->l->fd, 0);
 	free(g);

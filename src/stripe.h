@@ -145,7 +145,7 @@ int stripe_growth_poll_events(const struct stripe_growth *, struct pollfd *);
 int stripe_growth_step(struct stripe_growth *, const struct pollfd *, int, int *, int);
 double stripe_growth_due(const struct stripe_growth *);
 int stripe_growth_dial(struct stripe_growth *);
-void stripe_growth_stop(struct stripe_growth *);
+void stripe_growth_stop(struct stripe_growth *, const char *);
 void stripe_growth_free(struct stripe_growth *);
 
 /* stripe-grow.c: -P auto, sending */
