@@ -33,40 +33,60 @@ EOF
   done
 }
 
-# through_blackout FEED: file or pipe.
-through_blackout() {
-  local rc
-  wanlab_up "$LAB" --rate 100mbit --delay-ms 5
-  mkpayload "$T/a" "$SIZE"
+# lab_receiver [fastcat options...]: -v -l -k --resume on host B, stdout appended to $T/file
+# (emptied first), stderr $T/L.err. Sets L_PID and L_PORT.
+lab_receiver() {
   : >"$T/file"
-  ip netns exec "$WL_B" "$FASTCAT" -v -l -k --resume "$WL_B_IP" 0 >>"$T/file" 2>"$T/L.err" \
-    </dev/null 3>&- &
+  ip netns exec "$WL_B" "$FASTCAT" -v -l -k --resume "$@" "$WL_B_IP" 0 >>"$T/file" \
+    2>"$T/L.err" </dev/null 3>&- &
   L_PID=$!
   fc_track "$L_PID"
   wait_for_line "$T/L.err" 'listening on .*:([0-9]+)$' "$L_PID"
   L_PORT=$(sed -nE 's/.*listening on .*:([0-9]+)$/\1/p' "$T/L.err" | head -n 1)
+}
+
+# lab_sender FEED SECS [fastcat options...]: in the background, $T/a from host A to the
+# receiver, from the file or through a pipe (FEED file or pipe), -v --report=json into
+# $T/c.err; its exit status goes to $T/c.rc. Sets C_PID.
+lab_sender() {
+  local feed=$1 secs=$2
+  shift 2
   (
     rc=0
-    if [[ $1 == pipe ]]; then
-      cat "$T/a" | ip netns exec "$WL_A" timeout -k 2 60 "$FASTCAT" -v --report=json -w 1 \
-        --retry 10 --rate-limit "$RATE" "$WL_B_IP" "$L_PORT" >/dev/null 2>"$T/c.err" || rc=$?
+    if [[ $feed == pipe ]]; then
+      cat "$T/a" | ip netns exec "$WL_A" timeout -k 2 "$secs" "$FASTCAT" -v --report=json \
+        "$@" "$WL_B_IP" "$L_PORT" >/dev/null 2>"$T/c.err" || rc=$?
     else
-      ip netns exec "$WL_A" timeout -k 2 60 "$FASTCAT" -v --report=json -w 1 --retry 10 \
-        --rate-limit "$RATE" "$WL_B_IP" "$L_PORT" <"$T/a" >/dev/null 2>"$T/c.err" || rc=$?
+      ip netns exec "$WL_A" timeout -k 2 "$secs" "$FASTCAT" -v --report=json "$@" \
+        "$WL_B_IP" "$L_PORT" <"$T/a" >/dev/null 2>"$T/c.err" || rc=$?
     fi
     echo "$rc" >"$T/c.rc"
   ) 3>&- &
   C_PID=$!
   fc_track "$C_PID"
-  wait_for_size "$T/file" 2000000 20
-  blackout on
-  sleep 3 # the blackout itself: its length is what is tested
-  blackout off
-  wait_exit rc "$C_PID" 60
+}
+
+# sender_ok: the sender exits 0 within 120 s, and host B's file is $T/a. Sets CJSON.
+sender_ok() {
+  local rc
+  wait_exit rc "$C_PID" 120
   [[ -s $T/c.rc && $(cat "$T/c.rc") == 0 ]] ||
     fail "sender exit $(cat "$T/c.rc" 2>/dev/null): $(cat "$T/c.err")"
   assert_same_bytes "$T/a" "$T/file"
   CJSON=$(json_report "$T/c.err")
+}
+
+# through_blackout FEED: file or pipe.
+through_blackout() {
+  wanlab_up "$LAB" --rate 100mbit --delay-ms 5
+  mkpayload "$T/a" "$SIZE"
+  lab_receiver
+  lab_sender "$1" 60 -w 1 --retry 10 --rate-limit "$RATE"
+  wait_for_size "$T/file" 2000000 20
+  blackout on
+  sleep 3 # the blackout itself: its length is what is tested
+  blackout off
+  sender_ok
   jq_true "$CJSON" '.retries >= 1'
   jq_is "$CJSON" .confirmed "$SIZE"
   grep -q 'resumed session' "$T/L.err" || fail "the receiver resumed nothing: $(cat "$T/L.err")"
@@ -84,29 +104,11 @@ through_blackout() {
 # where one connection's window does not fill the path and -P auto grows; once the first
 # step's 4 connections are in, ss -K resets one of them at the sender.
 auto_through_loss() {
-  local rc sport n
+  local sport n
   wanlab_up "$LAB" --rate 1gbit --delay-ms 50 --mtu 9000
   mkpayload "$T/a" $((192 * 1024 * 1024 + 7))
-  : >"$T/file"
-  ip netns exec "$WL_B" "$FASTCAT" -v -l -k --resume -P 1 "$WL_B_IP" 0 >>"$T/file" \
-    2>"$T/L.err" </dev/null 3>&- &
-  L_PID=$!
-  fc_track "$L_PID"
-  wait_for_line "$T/L.err" 'listening on .*:([0-9]+)$' "$L_PID"
-  L_PORT=$(sed -nE 's/.*listening on .*:([0-9]+)$/\1/p' "$T/L.err" | head -n 1)
-  (
-    rc=0
-    if [[ $1 == pipe ]]; then
-      cat "$T/a" | ip netns exec "$WL_A" timeout -k 2 120 "$FASTCAT" -v --report=json \
-        -P auto --retry 3 "$WL_B_IP" "$L_PORT" >/dev/null 2>"$T/c.err" || rc=$?
-    else
-      ip netns exec "$WL_A" timeout -k 2 120 "$FASTCAT" -v --report=json -P auto --retry 3 \
-        "$WL_B_IP" "$L_PORT" <"$T/a" >/dev/null 2>"$T/c.err" || rc=$?
-    fi
-    echo "$rc" >"$T/c.rc"
-  ) 3>&- &
-  C_PID=$!
-  fc_track "$C_PID"
+  lab_receiver -P 1
+  lab_sender "$1" 120 -P auto --retry 3
   # the loss comes once the first step's connections are in
   wait_for_line "$T/c.err" '^fastcat: -P auto: 4 connections$' "$C_PID"
   n=$(ip netns exec "$WL_A" ss -Htn state established "( dport = :$L_PORT )" | wc -l)
@@ -114,11 +116,7 @@ auto_through_loss() {
   sport=$(ip netns exec "$WL_A" ss -Htn state established "( dport = :$L_PORT )" |
     awk 'NR == 3 { n = split($3, a, ":"); print a[n] }')
   ip netns exec "$WL_A" ss -K state established "( sport = :$sport )" >/dev/null 2>&1 || true
-  wait_exit rc "$C_PID" 120
-  [[ -s $T/c.rc && $(cat "$T/c.rc") == 0 ]] ||
-    fail "sender exit $(cat "$T/c.rc" 2>/dev/null): $(cat "$T/c.err")"
-  assert_same_bytes "$T/a" "$T/file"
-  CJSON=$(json_report "$T/c.err")
+  sender_ok
   jq_is "$CJSON" .retries 1
   jq_is "$CJSON" .confirmed $((192 * 1024 * 1024 + 7))
   grep -Eq '^fastcat: connection lost after .* \(-P: connection [0-9]+ of [0-9]+: .*\); retry 1/3 in 0\.5 s$' "$T/c.err" ||
