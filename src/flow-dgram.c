@@ -58,7 +58,8 @@ int flow_dgram_tail_over(const struct flow *f, double now)
 
 /*
  * Count one datagram that arrived as n bytes (header included with --seq).
- * Returns its payload bytes, 0 for the EOF marker, or -2 for a runt.
+ * Returns its payload bytes, 0 for the EOF marker, or -2 for a runt (or for
+ * an EOF marker that waits for stragglers: flow_seq_end).
  */
 static ssize_t flow_account(struct flow *f, ssize_t n, int flags, const unsigned char *header)
 {
