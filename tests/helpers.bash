@@ -394,6 +394,17 @@ usage_prefix() {
 got: $stderr"
 }
 
+# striped_retry_once CONFIRMED 'I of N': a -P --retry sender's $CJSON and -v lines in $T/c.err
+# say one retry after its connection I of N (an ERE, e.g. '[1-4] of 4') was lost, and the
+# receiver confirmed CONFIRMED bytes; the receiver's $T/L.err, that it resumed the session.
+striped_retry_once() {
+  jq_is "$CJSON" .retries 1
+  jq_is "$CJSON" .confirmed "$1"
+  grep -Eq "^fastcat: connection lost after .* \\(-P: connection $2: .*\\); retry 1/3 in 0\\.5 s\$" "$T/c.err" ||
+    fail "no 'connection lost' line: $(cat "$T/c.err")"
+  grep -q -- '--retry: resumed session' "$T/L.err" || fail "the receiver did not resume: $(cat "$T/L.err")"
+}
+
 # usage_exact EXPECTED_LINE fastcat-args...: usage_one_line, and that line,
 # all of stderr, is EXPECTED_LINE.
 usage_exact() {

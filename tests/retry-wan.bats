@@ -117,14 +117,10 @@ auto_through_loss() {
     awk 'NR == 3 { n = split($3, a, ":"); print a[n] }')
   ip netns exec "$WL_A" ss -K state established "( sport = :$sport )" >/dev/null 2>&1 || true
   sender_ok
-  jq_is "$CJSON" .retries 1
-  jq_is "$CJSON" .confirmed $((192 * 1024 * 1024 + 7))
-  grep -Eq '^fastcat: connection lost after .* \(-P: connection [0-9]+ of [0-9]+: .*\); retry 1/3 in 0\.5 s$' "$T/c.err" ||
-    fail "no 'connection lost' line: $(cat "$T/c.err")"
+  striped_retry_once $((192 * 1024 * 1024 + 7)) '[0-9]+ of [0-9]+'
   # the new striped session starts with one connection and grows again
   (($(grep -c '^fastcat: -P auto: 1 -> 4 connections' "$T/c.err") == 2)) ||
     fail "the reconnected session did not grow: $(cat "$T/c.err")"
-  grep -q -- '--retry: resumed session' "$T/L.err" || fail "the receiver did not resume: $(cat "$T/L.err")"
 }
 
 @test "-P auto --retry 3 from a file over a 100 ms lab, a grown connection lost (ss -K): the session reconnects and grows again, byte-exact, exit 0" {
