@@ -4,7 +4,7 @@
 # checked against the options "fastcat --help-all" lists (so it cannot drift); the
 # zsh one parsed by zsh -n and checked against the same list; the values both
 # complete, against the lists fastcat's refusals print (all written from
-# src/options-table.c); and
+# src/cli/options-table.c); and
 # "make install DESTDIR=..." from the build tree installs the program, the man
 # page and both completions.
 
@@ -168,7 +168,7 @@ help_long_options() {
 
 # The words a keyword option takes, sorted, on one line, as fastcat's own
 # refusal lists them: those lists are written from the keyword tables of
-# src/options-table.c, the transport table and the bench link table.
+# src/cli/options-table.c, the transport table and the bench link table.
 table_values() {
   local msg
   case $1 in

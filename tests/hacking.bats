@@ -9,8 +9,8 @@ HACKING="$BATS_TEST_DIRNAME/../doc/HACKING.md"
 
 @test "HACKING.md's map of src/ names every source file and header" {
   local f missing=()
-  for f in "$SRC_DIR"/*.c "$SRC_DIR"/*.h; do
-    f=${f##*/}
+  for f in "$SRC_DIR"/*.[ch] "$SRC_DIR"/*/*.[ch]; do
+    f=${f#"$SRC_DIR"/}
     [[ $f == config.h ]] && continue
     grep -q "^| \`$f\`\| \`$f\` |\|/ \`$f\` |" "$HACKING" || missing+=("$f")
   done

@@ -34,11 +34,11 @@ accepted() {
   done
 }
 
-# The long options of the option table in src/options-table.c (getopt's comes
+# The long options of the option table in src/cli/options-table.c (getopt's comes
 # from it), one a line, without "--".
 table_long_options() {
   sed -n 's/.*\.name = "\([a-z][a-z0-9-]*\)".*/\1/p' \
-    "$BATS_TEST_DIRNAME/../src/options-table.c" | LC_ALL=C sort -u
+    "$BATS_TEST_DIRNAME/../src/cli/options-table.c" | LC_ALL=C sort -u
 }
 
 @test "--help fits one 80x24 screen: at most 24 lines of at most 79 columns" {
@@ -70,7 +70,7 @@ table_long_options() {
   local -a opts
   mapfile -t opts < <(table_long_options)
   # not vacuous: the table has some thirty-five long options
-  ((${#opts[@]} >= 30)) || fail "only ${#opts[@]} long options found in src/options-table.c"
+  ((${#opts[@]} >= 30)) || fail "only ${#opts[@]} long options found in src/cli/options-table.c"
   local o missing=
   for o in "${opts[@]}"; do
     grep -Eq -- "--$o([^a-z0-9-]|$)" <<<"$output" || missing+=" --$o"

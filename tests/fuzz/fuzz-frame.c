@@ -45,10 +45,10 @@
 #include <string.h>
 
 #include "fastcat.h"
-#include "resume.h"
-#include "retry.h"
-#include "stripe.h"
-#include "verify.h"
+#include "resume/resume.h"
+#include "retry/retry.h"
+#include "stripe/stripe.h"
+#include "verify/verify.h"
 
 #define PREFIXES 64 /* the prefixes tried: headers are shorter than this */
 

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "fastcat.h"
-#include "transport.h"
+#include "net/transport.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "fastcat.h"
-#include "tcpinfo.h"
+#include "net/tcpinfo.h"
 #include "tap.h"
 
 /* One sender's end: how long it sent, what TCP_INFO said, and the hint expected. */

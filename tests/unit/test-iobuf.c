@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "fastcat.h"
-#include "flow.h"
+#include "relay/flow.h"
 #include "tap.h"
 
 int main(void)

@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "fastcat.h"
-#include "flow.h"
+#include "relay/flow.h"
 #include "tap.h"
 
 /* The socket's SO_RCVLOWAT as the kernel holds it. */

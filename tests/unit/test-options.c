@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "fastcat.h"
-#include "bench.h"
-#include "options.h"
+#include "bench/bench.h"
+#include "cli/options.h"
 #include "tap.h"
 
 #define ARGV(...) argv_of("fastcat", __VA_ARGS__, (const char *)NULL)

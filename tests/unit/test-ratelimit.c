@@ -4,7 +4,7 @@
 #include <stdint.h>
 
 #include "fastcat.h"
-#include "flow.h"
+#include "relay/flow.h"
 #include "tap.h"
 
 #define RATE  (2 * MIB)

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "fastcat.h"
-#include "stripe.h"
+#include "stripe/stripe.h"
 #include "tap.h"
 
 /* A tick of n connections over a 100 ms path: goodput in Mbit/s, and how many are limited. */

@@ -1,0 +1,458 @@
+/* endpoint.c: the one connected socket, by connect() with a timeout or by listen() and accept(). */
+#include "config.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "fastcat.h"
+#include "net/listener.h"
+#include "stripe/stripe.h"
+#include "net/transport.h"
+#include "verify/verify.h"
+
+static void endpoint_describe(struct endpoint *ep)
+{
+	addr_format_fd(ep->fd, 0, ep->local, sizeof ep->local);
+	addr_format_fd(ep->fd, 1, ep->peer, sizeof ep->peer);
+	sock_read_buffers(ep->fd, &ep->sndbuf, &ep->rcvbuf);
+}
+
+static void format_duration(long ms, char *out, size_t len)
+{
+	if (ms % 1000 == 0)
+		snprintf(out, len, "%ld s", ms / 1000);
+	else
+		snprintf(out, len, "%.3g s", (double)ms / 1000);
+}
+
+/*
+ * Wait for a non-blocking connect() to finish. Returns 0 when connected, else
+ * an errno value (ETIMEDOUT when -w ran out, EINTR when a stop signal came).
+ */
+static int connect_wait(int fd, long timeout_ms)
+{
+	double deadline = clock_now() + (double)timeout_ms / 1000;
+	struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+	socklen_t len = sizeof(int);
+	int soerr = 0;
+
+	for (;;) {
+		int wait_ms = -1, n;
+
+		if (timeout_ms >= 0) {
+			double left = deadline - clock_now();
+			if (left <= 0)
+				return ETIMEDOUT;
+			wait_ms = (int)(left * 1000) + 1;
+		}
+		n = poll(&pfd, 1, wait_ms);
+		if (signal_stop)
+			return EINTR;
+		if (n > 0)
+			break;
+		if (n < 0 && errno != EINTR)
+			return errno;
+	}
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) != 0)
+		return errno;
+	return soerr;
+}
+
+/*
+ * A Unix datagram client needs an address of its own, or the peer could not
+ * answer: Linux binds an abstract name when given an empty address
+ * ("autobind"); elsewhere a temporary file is bound and removed at close.
+ */
+static int unix_bind_client(int fd, struct endpoint *ep)
+{
+	static unsigned serial;
+	struct sockaddr_storage ss;
+	struct sockaddr_un *sun = (struct sockaddr_un *)&ss;
+	const char *tmp = getenv("TMPDIR");
+	socklen_t len;
+	char path[112];
+
+	memset(&ss, 0, sizeof ss);
+	sun->sun_family = AF_UNIX;
+	if (bind(fd, (struct sockaddr *)sun, sizeof sun->sun_family) == 0)
+		return 0;
+	snprintf(path, sizeof path, "%s/fastcat.%ld.%u.sock", tmp ? tmp : "/tmp", (long)getpid(),
+	         serial++);
+	if (addr_unix(path, &ss, &len) != 0 || bind(fd, (struct sockaddr *)&ss, len) != 0)
+		return -1;
+	snprintf(ep->bound_path, sizeof ep->bound_path, "%s", path);
+	return 0;
+}
+
+/*
+ * Connect one socket to one address. Returns the fd, or -1 with an errno
+ * value in *why. IP connects wait at most -w; Unix connects finish at once.
+ */
+static int connect_addr(const struct config *cfg, struct endpoint *ep, const struct sockaddr *sa,
+                        socklen_t len, int *why, char *err, size_t errlen)
+{
+	int fd = sock_open(cfg, sa->sa_family, err, errlen);
+
+	*why = 0;
+	if (fd < 0)
+		return -1;
+	if (sa->sa_family == AF_UNIX && cfg->transport->connectionless &&
+	    unix_bind_client(fd, ep) != 0)
+		*why = errno;
+	else if (sa->sa_family != AF_UNIX)
+		sock_set_nonblock(fd, 1);
+	if (*why == 0 && connect(fd, sa, len) != 0)
+		*why = errno == EINPROGRESS ? connect_wait(fd, cfg->timeout_ms) : errno;
+	if (*why == 0) {
+		sock_set_nonblock(fd, 1);
+		return fd;
+	}
+	close(fd);
+	endpoint_close(ep);
+	return -1;
+}
+
+/*
+ * The exit status for a connect that failed with errno why: a timeout, an
+ * interruption, or the peer could not be reached. why == 0: the socket itself
+ * could not be made (err says why), a local failure.
+ */
+static int connect_status(int why)
+{
+	switch (why) {
+	case 0:
+	case EINTR: return EXIT_RUNTIME;
+	case ETIMEDOUT: return EXIT_TIMEOUT;
+	default: return EXIT_CONNECT;
+	}
+}
+
+static void connect_error(const struct config *cfg, const char *where, int why, char *err,
+                          size_t errlen)
+{
+	char duration[32];
+
+	if (why == EINTR) {
+		snprintf(err, errlen, "interrupted by %s", signals_stop_name());
+	} else if (why == ETIMEDOUT && cfg->timeout_ms >= 0) {
+		format_duration(cfg->timeout_ms, duration, sizeof duration);
+		snprintf(err, errlen, "connect %s: timed out after %s", where, duration);
+	} else if (why != 0) {
+		snprintf(err, errlen, "connect %s: %s", where, strerror(why));
+	}
+}
+
+/* Connect to the socket path: 0, or an exit status with the reason in err. */
+static int connect_unix(const struct config *cfg, struct endpoint *ep, char *err, size_t errlen)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int why;
+
+	if (addr_unix(cfg->path, &ss, &len) != 0) {
+		snprintf(err, errlen, "%s: not a usable Unix socket path", cfg->path);
+		return EXIT_USAGE;
+	}
+	ep->fd = connect_addr(cfg, ep, (struct sockaddr *)&ss, len, &why, err, errlen);
+	if (ep->fd >= 0)
+		return 0;
+	connect_error(cfg, cfg->path, why, err, errlen);
+	return connect_status(why);
+}
+
+/* Try each address the name resolves to: 0, or the exit status of the last failure. */
+static int connect_ip(const struct config *cfg, struct endpoint *ep, char *err, size_t errlen)
+{
+	struct addrinfo *res, *ai;
+	char where[80];
+	int why = 0, fd = -1, rc;
+
+	rc = addr_resolve(cfg->host, cfg->port, cfg->family, cfg->transport->socktype,
+	                  cfg->numeric ? AI_NUMERICHOST : 0, &res, err, errlen);
+	if (rc != 0)
+		return rc;
+	for (ai = res; ai != NULL; ai = ai->ai_next) {
+		err[0] = '\0';
+		fd = connect_addr(cfg, ep, ai->ai_addr, ai->ai_addrlen, &why, err, errlen);
+		if (fd >= 0)
+			break;
+		addr_format(ai->ai_addr, ai->ai_addrlen, where, sizeof where);
+		connect_error(cfg, where, why, err, errlen);
+		if (why == EINTR)
+			break;
+		if (ai->ai_next != NULL)
+			log_verbose("%s", err);
+	}
+	freeaddrinfo(res);
+	ep->fd = fd;
+	return fd >= 0 ? 0 : connect_status(why);
+}
+
+/*
+ * Connect to the configured peer; for datagrams, name it as the one peer.
+ * 0, or the exit status (EXIT_CONNECT, EXIT_TIMEOUT, ...) with the reason in err.
+ */
+int endpoint_connect(const struct config *cfg, struct endpoint *ep, char *err, size_t errlen)
+{
+	int rc = cfg->transport->family == AF_UNIX ? connect_unix(cfg, ep, err, errlen)
+	                                           : connect_ip(cfg, ep, err, errlen);
+
+	if (rc != 0)
+		return rc;
+	endpoint_describe(ep);
+	log_verbose("connected to %s (%s), SO_SNDBUF %d, SO_RCVBUF %d", ep->peer,
+	            cfg->transport->name, ep->sndbuf, ep->rcvbuf);
+	return 0;
+}
+
+/*
+ * Wait for a datagram and peek at its sender (the datagram stays queued).
+ * Returns its size, or -1 with the reason in err (also on SIGINT/SIGTERM).
+ */
+static ssize_t peek_sender(struct listener *l, struct sockaddr_storage *from, socklen_t *len,
+                           char *err, size_t errlen)
+{
+	char byte;
+	ssize_t n;
+
+	do {
+		if (signal_stop) {
+			snprintf(err, errlen, "interrupted by %s", signals_stop_name());
+			return -1;
+		}
+		*len = sizeof *from;
+		n = recvfrom(l->fd, &byte, 1, MSG_PEEK, (struct sockaddr *)from, len);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		snprintf(err, errlen, "receive on %s: %s", l->local, strerror(errno));
+	return n;
+}
+
+/*
+ * --verify: a client's END, VERDICT or DONE sent again after its session
+ * here ended (with -k, the listener is already waiting for the next client)
+ * cannot start a session, which only a hello or data can: it is stale.
+ */
+static int stale_control(const struct config *cfg, int fd)
+{
+	unsigned char d[CTL_MAX];
+	struct ctl c;
+	ssize_t n;
+
+	if (!cfg->verify)
+		return 0;
+	n = recv(fd, d, sizeof d, MSG_PEEK);
+	if (n < 0 || verify_ctl_parse(d, (size_t)n, &c) != 1)
+		return 0;
+	return c.type != CTL_HELLO;
+}
+
+/*
+ * A connectionless listener has no accept(): it waits for the first datagram
+ * from a sender --allow/--deny let in (peeked, so the relay still reads it;
+ * the datagrams of refused senders, and control datagrams an earlier
+ * --verify session left, are read and dropped) and connects to its
+ * sender, which makes the kernel drop datagrams from anyone else and sends
+ * replies there.
+ */
+static int accept_first_datagram(const struct config *cfg, struct listener *l, struct endpoint *ep,
+                                 char *err, size_t errlen)
+{
+	struct sockaddr_storage from;
+	socklen_t len;
+	char byte;
+
+	if (l->served)
+		listener_forget_peer(l);
+	l->served = 1;
+	sock_set_nonblock(l->fd, 0);
+	for (;;) {
+		int admitted;
+
+		if (peek_sender(l, &from, &len, err, errlen) < 0)
+			return EXIT_RUNTIME;
+		admitted = listener_admits(cfg, l, (struct sockaddr *)&from, len, "datagram");
+		if (admitted && !stale_control(cfg, l->fd))
+			break;
+		if (admitted)
+			log_verbose("dropped an earlier session's --verify control datagram");
+		recv(l->fd, &byte, 1, 0); /* the rest of the datagram goes with it */
+	}
+	ep->fd = dup(l->fd);
+	if (ep->fd < 0) {
+		snprintf(err, errlen, "dup: %s", strerror(errno));
+		return EXIT_RUNTIME;
+	}
+	addr_format((struct sockaddr *)&from, len, ep->peer, sizeof ep->peer);
+	ep->cannot_send = len <= sizeof(sa_family_t); /* an unbound Unix sender */
+	if (!ep->cannot_send && connect(ep->fd, (struct sockaddr *)&from, len) != 0) {
+		snprintf(err, errlen, "connect %s: %s", ep->peer, strerror(errno));
+		return EXIT_RUNTIME;
+	}
+	if (ep->cannot_send)
+		log_warn("the peer has no address; nothing can be sent back to it");
+	return 0;
+}
+
+/*
+ * A refused TCP peer gets a reset, not a FIN: after an orderly close it
+ * could not tell the refusal from a listener that took its data and ended,
+ * and would exit 0.
+ */
+void endpoint_refuse(int fd)
+{
+	struct linger reset = {.l_onoff = 1, .l_linger = 0};
+
+	setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+	close(fd);
+}
+
+/* accept() the next connection that --allow/--deny let in; the others are reset at once. */
+static int accept_connection(const struct config *cfg, struct listener *l, struct endpoint *ep,
+                             char *err, size_t errlen)
+{
+	struct sockaddr_storage from;
+	socklen_t len;
+
+	for (;;) {
+		if (signal_stop) {
+			snprintf(err, errlen, "interrupted by %s", signals_stop_name());
+			return EXIT_RUNTIME;
+		}
+		len = sizeof from;
+		ep->fd = accept(l->fd, (struct sockaddr *)&from, &len);
+		if (ep->fd < 0 && (errno == EINTR || errno == ECONNABORTED))
+			continue;
+		if (ep->fd < 0) {
+			snprintf(err, errlen, "accept on %s: %s", l->local, strerror(errno));
+			return EXIT_RUNTIME;
+		}
+		if (listener_admits(cfg, l, (struct sockaddr *)&from, len, "connection"))
+			break;
+		endpoint_refuse(ep->fd);
+		ep->fd = -1;
+	}
+	addr_format_fd(ep->fd, 1, ep->peer, sizeof ep->peer);
+	return 0;
+}
+
+/* Wait for the next peer. 0, or EXIT_RUNTIME (also on SIGINT/SIGTERM). */
+int endpoint_accept(const struct config *cfg, struct listener *l, struct endpoint *ep, char *err,
+                    size_t errlen)
+{
+	int rc = cfg->transport->connectionless ? accept_first_datagram(cfg, l, ep, err, errlen)
+	                                        : accept_connection(cfg, l, ep, err, errlen);
+
+	if (rc != 0)
+		return rc;
+	sock_set_nonblock(ep->fd, 1);
+	addr_format_fd(ep->fd, 0, ep->local, sizeof ep->local);
+	sock_read_buffers(ep->fd, &ep->sndbuf, &ep->rcvbuf);
+	log_verbose("connection from %s, SO_SNDBUF %d, SO_RCVBUF %d", ep->peer, ep->sndbuf,
+	            ep->rcvbuf);
+	return 0;
+}
+
+/*
+ * -P: start another connection of the session to the address the first one
+ * reached (not resolved again), without waiting for it, so that the
+ * handshakes of all of them overlap. 0 with *fd, or an exit status with err.
+ */
+int endpoint_connect_start(const struct config *cfg, const struct endpoint *ep, int *fd, char *err,
+                           size_t errlen)
+{
+	struct sockaddr_storage peer;
+	socklen_t len = sizeof peer;
+	int why;
+
+	if (getpeername(ep->fd, (struct sockaddr *)&peer, &len) != 0) {
+		snprintf(err, errlen, "getpeername: %s", strerror(errno));
+		return EXIT_RUNTIME;
+	}
+	*fd = sock_open(cfg, peer.ss_family, err, errlen);
+	if (*fd < 0)
+		return EXIT_RUNTIME;
+	sock_set_nonblock(*fd, 1);
+	if (connect(*fd, (struct sockaddr *)&peer, len) == 0 || errno == EINPROGRESS)
+		return 0;
+	why = errno;
+	close(*fd);
+	*fd = -1;
+	connect_error(cfg, ep->peer, why, err, errlen);
+	return connect_status(why);
+}
+
+/* -P: wait (at most -w) for a connect endpoint_connect_start began. 0, or an exit status. */
+int endpoint_connect_finish(const struct config *cfg, const struct endpoint *ep, int fd, char *err,
+                            size_t errlen)
+{
+	int why = connect_wait(fd, cfg->timeout_ms);
+
+	if (why == 0)
+		return 0;
+	connect_error(cfg, ep->peer, why, err, errlen);
+	return connect_status(why);
+}
+
+/*
+ * -P: a connection waiting on the (non-blocking) listener, if --allow/--deny
+ * let it in; the others are reset. 1 with *fd, 0 when none waits, -1 on error.
+ */
+int endpoint_accept_pending(const struct config *cfg, struct listener *l, int *fd)
+{
+	struct sockaddr_storage from;
+	socklen_t len = sizeof from;
+
+	*fd = accept(l->fd, (struct sockaddr *)&from, &len);
+	if (*fd < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ||
+		               errno == ECONNABORTED
+		           ? 0
+		           : -1;
+	if (!listener_admits(cfg, l, (struct sockaddr *)&from, len, "connection")) {
+		endpoint_refuse(*fd);
+		return 0;
+	}
+	sock_set_nonblock(*fd, 1);
+	return 1;
+}
+
+/*
+ * A session that failed here ends with a reset rather than a FIN, so a
+ * peer that finished sending and waits for our EOF learns that its data
+ * did not all arrive (it fails with "connection reset", exit 5) instead of
+ * exiting 0. Datagram transports have nothing to reset.
+ */
+void endpoint_abort(const struct config *cfg, struct endpoint *ep)
+{
+	struct linger now = {.l_onoff = 1, .l_linger = 0};
+
+	if (ep->fd >= 0 && !cfg->transport->connectionless)
+		setsockopt(ep->fd, SOL_SOCKET, SO_LINGER, &now, sizeof now);
+	for (unsigned i = 1; i < ep->stripes; i++)
+		setsockopt(ep->stripe[i], SOL_SOCKET, SO_LINGER, &now, sizeof now);
+}
+
+/* Close, and remove a temporary Unix address this end bound. */
+void endpoint_close(struct endpoint *ep)
+{
+	stripe_growth_free(ep->growth);
+	ep->growth = NULL;
+	if (ep->fd >= 0)
+		close(ep->fd);
+	ep->fd = -1;
+	for (unsigned i = 1; i < ep->stripes; i++)
+		close(ep->stripe[i]);
+	ep->stripes = 0;
+	if (ep->bound_path[0] != '\0')
+		unlink(ep->bound_path);
+	ep->bound_path[0] = '\0';
+}

@@ -1,0 +1,178 @@
+/* report-json.c: the report as one JSON line, and JSON string literals (for --bench's too). */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fastcat.h"
+#include "net/transport.h"
+#include "report/report.h"
+
+/* A JSON string literal; addresses and errors can hold quotes or control bytes. */
+void report_json_string(char *out, size_t len, const char *s)
+{
+	size_t o = 0;
+
+	if (len < 3)
+		return;
+	out[o++] = '"';
+	for (; *s != '\0' && o + 8 < len; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			o += (size_t)snprintf(out + o, len - o, "\\%c", c);
+		else if (c < 0x20)
+			o += (size_t)snprintf(out + o, len - o, "\\u%04x", c);
+		else
+			out[o++] = (char)c;
+	}
+	out[o++] = '"';
+	out[o] = '\0';
+}
+
+static void json_flow(char *out, size_t len, const struct flow_stats *f, int datagram, int checksum,
+                      int seq, double now)
+{
+	int n = snprintf(out, len,
+	                 "{\"bytes\":%llu,\"seconds\":%.6f,\"bytes_per_second\":%.1f,"
+	                 "\"syscalls\":%llu,\"reads\":%llu,\"writes\":%llu,\"max_read\":%zu,"
+	                 "\"max_write\":%zu,\"read_size\":%zu,\"write_size\":%zu,\"copy\":\"%s\"",
+	                 (unsigned long long)f->bytes, report_flow_seconds(f, now),
+	                 report_flow_rate(f, now), (unsigned long long)(f->reads + f->writes),
+	                 (unsigned long long)f->reads, (unsigned long long)f->writes, f->max_read,
+	                 f->max_write, f->read_size, f->write_size, copy_method_name(f->copy));
+
+	if (n < 0 || (size_t)n >= len)
+		return;
+	if (datagram)
+		n += snprintf(out + n, len - (size_t)n, ",\"datagrams\":%llu,\"truncated\":%llu",
+		              (unsigned long long)f->datagrams, (unsigned long long)f->truncated);
+	if (seq && n > 0 && (size_t)n < len)
+		n +=
+		    snprintf(out + n, len - (size_t)n,
+		             ",\"lost\":%llu,\"duplicated\":%llu,\"reordered\":%llu,\"runts\":%llu",
+		             (unsigned long long)f->seq.lost, (unsigned long long)f->seq.duplicated,
+		             (unsigned long long)f->seq.reordered, (unsigned long long)f->runts);
+	if (checksum && n > 0 && (size_t)n < len)
+		n += snprintf(out + n, len - (size_t)n, ",\"xxh64\":\"%016llx\"",
+		              (unsigned long long)digest_final(&f->digest));
+	if (n > 0 && (size_t)n < len)
+		snprintf(out + n, len - (size_t)n, "}");
+}
+
+/* ",\"key\":number", or null for a figure the kernel did not give. */
+static size_t json_number(char *out, size_t len, const char *key, int decimals, double v)
+{
+	char num[48] = "null";
+	int n;
+
+	if (!isnan(v))
+		snprintf(num, sizeof num, "%.*f", decimals, v);
+	n = snprintf(out, len, ",\"%s\":%s", key, num);
+	return n > 0 && (size_t)n < len ? (size_t)n : 0;
+}
+
+/* The "tcp" object: TCP_INFO's figures, null for each one the kernel or build lacks. */
+static void json_tcp(char *out, size_t len, const struct tcp_stats *t)
+{
+	char name[48] = "null";
+	size_t n;
+	int k;
+
+	if (!t->valid) {
+		snprintf(out, len, "null");
+		return;
+	}
+	if (t->congestion[0] != '\0')
+		report_json_string(name, sizeof name, t->congestion);
+	k = snprintf(out, len, "{\"congestion\":%s", name);
+	if (k < 0 || (size_t)k >= len)
+		return;
+	n = (size_t)k;
+	n += json_number(out + n, len - n, "rtt_ms", 3, t->rtt_ms);
+	n += json_number(out + n, len - n, "min_rtt_ms", 3, t->min_rtt_ms);
+	n += json_number(out + n, len - n, "rttvar_ms", 3, t->rttvar_ms);
+	n += json_number(out + n, len - n, "cwnd_bytes", 0, t->cwnd_bytes);
+	n += json_number(out + n, len - n, "retransmits", 0, t->retransmits);
+	n += json_number(out + n, len - n, "delivery_rate_bps", 0, t->delivery_rate_bps);
+	n += json_number(out + n, len - n, "pacing_rate_bps", 0, t->pacing_rate_bps);
+	n += json_number(out + n, len - n, "busy_s", 6, t->busy_s);
+	n += json_number(out + n, len - n, "rwnd_limited_s", 6, t->rwnd_limited_s);
+	n += json_number(out + n, len - n, "sndbuf_limited_s", 6, t->sndbuf_limited_s);
+	snprintf(out + n, len - n, "}");
+}
+
+/* -P: ',"streams":[{...},...]', each connection's "tcp" object; "" when not striped. */
+static void json_streams(char *out, size_t len, const struct session *s)
+{
+	size_t n;
+
+	out[0] = '\0';
+	if (s->ep->stripes == 0 || len < 16)
+		return;
+	n = (size_t)snprintf(out, len, ",\"streams\":["); /* len >= 16 */
+	for (unsigned i = 0; i < s->ep->stripes && n + 2 < len; i++) {
+		if (i > 0)
+			out[n++] = ',';
+		json_tcp(out + n, len - n, &s->streams[i]);
+		n += strlen(out + n);
+	}
+	if (n + 2 <= len)
+		snprintf(out + n, len - n, "]");
+}
+
+/* The report as one JSON line on stderr (fastcat(1) documents its keys). */
+void report_print_json(const struct session *s, int final, int sndbuf, int rcvbuf, double now)
+{
+	const struct config *cfg = s->cfg;
+	char sent[512], received[512], local[160], peer[160], error[600], tcp[512] = "";
+	char resumed[24] = "null", skipped[24] = "null", retries[24] = "null",
+	     confirmed[24] = "null";
+	size_t streams_len = s->ep->stripes > 0 ? (size_t)s->ep->stripes * 512 : 1;
+	char *streams = malloc(streams_len); /* -P: up to 32 KiB, not on the stack */
+
+	json_flow(sent, sizeof sent, &s->sent, cfg->transport->datagram, cfg->checksum, 0, now);
+	json_flow(received, sizeof received, &s->received, cfg->transport->datagram, cfg->checksum,
+	          cfg->seq, now);
+	report_json_string(local, sizeof local, s->ep->local);
+	report_json_string(peer, sizeof peer, s->ep->peer);
+	if (s->error[0] != '\0')
+		report_json_string(error, sizeof error, s->error);
+	else
+		snprintf(error, sizeof error, "null");
+	/* only a tcp session has the key: scripts tell "not tcp" from "the kernel did not say" */
+	if (cfg->transport == &transport_tcp) {
+		static const char key[] = ",\"tcp\":";
+		memcpy(tcp, key, sizeof key - 1);
+		json_tcp(tcp + sizeof key - 1, sizeof tcp - (sizeof key - 1), &s->tcp);
+	}
+	if (streams != NULL)
+		json_streams(streams, streams_len, s);
+	/* --resume: null without it, or when the ends did not agree; skipped: the sender's */
+	if (s->resume.on)
+		snprintf(resumed, sizeof resumed, "%llu", (unsigned long long)s->resume.offset);
+	if (s->resume.on && !cfg->listen)
+		snprintf(skipped, sizeof skipped, "%llu", (unsigned long long)s->resume.skipped);
+	/* --retry: the sender's reconnections and the offset the receiver confirmed */
+	if (cfg->retry > 0 && !cfg->listen) {
+		snprintf(retries, sizeof retries, "%u", s->resume.retries);
+		snprintf(confirmed, sizeof confirmed, "%llu",
+		         (unsigned long long)s->resume.confirmed);
+	}
+	fprintf(
+	    stderr,
+	    "{\"fastcat\":\"%s\",\"final\":%s,\"transport\":\"%s\",\"local\":%s,\"peer\":%s,"
+	    "\"chunk_size\":%zu,\"read_size\":%zu,\"write_size\":%zu,\"sndbuf\":%d,\"rcvbuf\":%d,"
+	    "\"sent\":%s,\"received\":%s%s%s,\"resumed_at\":%s,\"skipped\":%s,\"retries\":%s,"
+	    "\"confirmed\":%s,\"verified\":%s,\"exit_status\":%d,\"error\":%s}\n",
+	    FASTCAT_VERSION, final ? "true" : "false", cfg->transport->name, local, peer,
+	    cfg->read_size > cfg->write_size ? cfg->read_size : cfg->write_size, cfg->read_size,
+	    cfg->write_size, sndbuf, rcvbuf, sent, received, tcp, streams != NULL ? streams : "",
+	    resumed, skipped, retries, confirmed,
+	    !cfg->verify         ? "null"
+	    : s->verify.verified ? "true"
+	                         : "false",
+	    s->exit_status, error);
+	free(streams);
+}

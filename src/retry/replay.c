@@ -1,0 +1,102 @@
+/* replay.c: the bytes a --retry sender read from a pipe and the receiver has not confirmed yet,
+ * in a ring of fixed size, so that a lost connection's bytes can be sent again (pure). */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fastcat.h"
+#include "retry/retry.h"
+
+/* A ring of cap bytes; untouched, its pages cost no memory. NULL when there is none. */
+struct replay *replay_new(size_t cap)
+{
+	struct replay *r = calloc(1, sizeof *r);
+
+	if (r == NULL || (r->data = malloc(cap)) == NULL) {
+		free(r);
+		return NULL;
+	}
+	r->cap = cap;
+	return r;
+}
+
+void replay_free(struct replay *r)
+{
+	if (r != NULL)
+		free(r->data);
+	free(r);
+}
+
+/* The stream starts at offset (where the first connection resumed): nothing held yet. */
+void replay_start(struct replay *r, uint64_t offset)
+{
+	r->kept = r->filled = r->next = offset;
+}
+
+/* Bytes the flow may bring in now: while it resends, what it likes; else what the ring has free. */
+size_t replay_room(const struct replay *r)
+{
+	if (r->next < r->filled)
+		return SIZE_MAX;
+	return r->cap - (size_t)(r->filled - r->kept);
+}
+
+/* Copy between the ring at stream offset off and buf, in at most two pieces (the wrap). */
+static void ring_copy(struct replay *r, uint64_t off, unsigned char *buf, size_t len, int in)
+{
+	while (len > 0) {
+		size_t at = (size_t)(off % r->cap), piece = r->cap - at;
+
+		if (piece > len)
+			piece = len;
+		if (in)
+			memcpy(r->data + at, buf, piece);
+		else
+			memcpy(buf, r->data + at, piece);
+		off += piece;
+		buf += piece;
+		len -= piece;
+	}
+}
+
+/* len bytes just read from stdin (at most replay_room): they are held, and count as sent next. */
+void replay_keep(struct replay *r, const void *buf, size_t len)
+{
+	ring_copy(r, r->filled, (unsigned char *)(uintptr_t)buf, len, 1);
+	r->filled += len;
+	r->next = r->filled;
+}
+
+/* Up to len held bytes from next on into buf, for a connection that resumes. How many. */
+size_t replay_resend(struct replay *r, void *buf, size_t len)
+{
+	uint64_t left = r->filled - r->next;
+
+	if (len > left)
+		len = (size_t)left;
+	ring_copy(r, r->next, buf, len, 0);
+	r->next += len;
+	return len;
+}
+
+/* The receiver wrote everything before offset: drop it. -1: an offset we never sent. */
+int replay_confirm(struct replay *r, uint64_t offset)
+{
+	if (offset > r->filled)
+		return -1;
+	if (offset > r->kept)
+		r->kept = offset;
+	return 0;
+}
+
+/* A new connection goes on from offset, the receiver's file length. -1: not held (any more). */
+int replay_rewind(struct replay *r, uint64_t offset)
+{
+	if (offset < r->kept || offset > r->filled)
+		return -1;
+	r->kept = offset;
+	r->next = offset;
+	return 0;
+}

@@ -1,0 +1,213 @@
+/*
+ * retry-join.c: --retry's part of the --resume opening: after its hello the
+ * sender says which session it is (a join), and the receiver answers new,
+ * resumed or busy (an ack); a lost connection's session is held for the
+ * sender's return, and a pipe sender goes on from its replay buffer
+ * (doc/resume-protocol.md, "--retry").
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fastcat.h"
+#include "base/wire.h"
+#include "net/listener.h"
+#include "retry/retry.h"
+
+/* Seconds a join and its ack may take: a receiver that took the offer answers at once. */
+#define JOIN_PATIENCE 5.0
+
+static int join_fail(struct session *s, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int join_fail(struct session *s, int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	s->exit_status = log_vformat(s->error, sizeof s->error, status, fmt, ap);
+	va_end(ap);
+	return s->exit_status;
+}
+
+/* Seconds another sender is refused for: the hold of a lost session that has not run out. */
+uint32_t retry_busy_seconds(const struct listener *l)
+{
+	double left = l != NULL && l->held != 0 ? l->held_until - clock_now() : 0;
+
+	return left > 0 ? (uint32_t)left + 1 : 0;
+}
+
+/* The sender's reading of the ack: busy, unknown, or a pipe's session the receiver forgot. */
+static int sender_take_ack(struct session *s, const struct retry_ack *a)
+{
+	struct retry *rt = s->retry;
+
+	rt->status = (int)a->status;
+	if (a->status == RETRY_BUSY) {
+		s->resume.graceful = 1;
+		return join_fail(s, EXIT_CONNECT,
+		                 "--retry: %s holds another sender's session (for up to %u s "
+		                 "more); it refuses others meanwhile",
+		                 s->ep->peer, (unsigned)a->busy);
+	}
+	if (a->status == RETRY_NEW && rt->joined && rt->ring != NULL) {
+		s->resume.graceful = 1;
+		rt->fatal = 1;
+		return join_fail(s, EXIT_PEER,
+		                 "--retry: %s no longer holds this session (restarted, or its hold "
+		                 "ran out): the pipe's bytes it confirmed are gone, so its file "
+		                 "cannot be checked; nothing sent",
+		                 s->ep->peer);
+	}
+	if (!a->keeps && !rt->joined)
+		log_warn("--retry: %s does not keep listening: a lost connection cannot be "
+		         "retried (give it -l -k --resume)",
+		         s->ep->peer);
+	rt->keeps = a->keeps;
+	return 0;
+}
+
+/* The sender, after its hello: the join, then the receiver's ack. 0, or the status. */
+int retry_join_send(struct session *s)
+{
+	struct retry *rt = s->retry;
+	struct retry_join j = {.id = rt->id,
+	                       .hold = rt->hold,
+	                       .buffer = rt->ring ? (uint32_t)(rt->ring->cap / KIB) : 0};
+	unsigned char msg[RETRY_JOIN_BYTES], ack[RETRY_ACK_BYTES];
+	struct retry_ack a;
+	size_t got;
+
+	retry_join_encode(msg, &j);
+	if (handshake_move(s->ep->fd, msg, sizeof msg, 1, clock_now() + JOIN_PATIENCE) !=
+	    sizeof msg)
+		return join_fail(s, EXIT_PEER, "--retry: send to %s: %s", s->ep->peer,
+		                 strerror(errno ? errno : EPIPE));
+	got = handshake_move(s->ep->fd, ack, sizeof ack, 0, clock_now() + JOIN_PATIENCE);
+	if (got < sizeof ack && errno == EINTR)
+		return join_fail(s, EXIT_RUNTIME, "interrupted by %s", signals_stop_name());
+	if (got < sizeof ack)
+		return join_fail(s, EXIT_CONNECT,
+		                 "--retry: %s did not take the session (%s): it needs a fastcat "
+		                 "that knows --retry, with -l -k --resume",
+		                 s->ep->peer,
+		                 errno == 0           ? "it closed"
+		                 : errno == ETIMEDOUT ? "no answer"
+		                                      : strerror(errno));
+	if (retry_ack_decode(ack, &a) != 0)
+		return join_fail(s, EXIT_CONNECT,
+		                 "--retry: %s sent an ack this fastcat does not know", s->ep->peer);
+	return sender_take_ack(s, &a);
+}
+
+/*
+ * The receiver, on a join (msg: all its bytes): take the session, resume
+ * the one held for this sender, or refuse another's while it is held.
+ * 0 (s->retry is the session), or the status.
+ */
+int retry_join_receive(struct session *s, const unsigned char *msg)
+{
+	struct listener *l = s->listener;
+	uint32_t busy = retry_busy_seconds(l);
+	struct retry_ack a = {.keeps = s->cfg->keep_listening};
+	unsigned char ack[RETRY_ACK_BYTES];
+	struct retry_join j;
+	struct retry *rt;
+	uint64_t held;
+
+	if (retry_join_decode(msg, &j) != 0)
+		return join_fail(s, EXIT_CONNECT,
+		                 "--retry: %s sent a join this fastcat does not know", s->ep->peer);
+	held = l != NULL ? l->held : 0;
+	a.status = busy == 0 ? RETRY_NEW : j.id == held ? RETRY_RESUMED : RETRY_BUSY;
+	a.busy = a.status == RETRY_BUSY ? busy : 0;
+	retry_ack_encode(ack, &a);
+	if (handshake_move(s->ep->fd, ack, sizeof ack, 1, clock_now() + JOIN_PATIENCE) !=
+	    sizeof ack)
+		return join_fail(s, EXIT_PEER, "--retry: send to %s: %s", s->ep->peer,
+		                 strerror(errno ? errno : EPIPE));
+	if (a.status == RETRY_BUSY) {
+		s->resume.graceful = 1;
+		return join_fail(s, EXIT_CONNECT,
+		                 "--retry: refused %s: another sender's session is held for its "
+		                 "retry (up to %u s more)",
+		                 s->ep->peer, (unsigned)busy);
+	}
+	if ((rt = calloc(1, sizeof *rt)) == NULL)
+		return join_fail(s, EXIT_RUNTIME, "--retry: out of memory");
+	rt->cfg = s->cfg;
+	rt->id = j.id;
+	rt->hold = j.hold;
+	/* per MiB, or 4 times a small replay buffer: a full one would wait for the 50 ms */
+	rt->every = j.buffer != 0 && (uint64_t)j.buffer * KIB / 4 < RETRY_CONFIRM_EVERY
+	                ? (uint64_t)j.buffer * KIB / 4
+	                : RETRY_CONFIRM_EVERY;
+	rt->status = (int)a.status;
+	s->retry = rt;
+	s->resume.joined = 1;
+	if (l != NULL) {
+		l->held = j.id;
+		l->held_until = 0; /* held while it is connected; the hold starts when it is lost */
+	}
+	log_verbose("--retry: %s session %016llx from %s",
+	            a.status == RETRY_NEW ? "new" : "resumed", (unsigned long long)j.id,
+	            s->ep->peer);
+	return 0;
+}
+
+/*
+ * The sender from a pipe, on a connection after the first: the data goes on
+ * from the receiver's length out of the replay buffer; no stdin is read.
+ * 0, or the status (the file ends before what the buffer still holds).
+ */
+int retry_sender_rewind(struct session *s, uint64_t length)
+{
+	struct replay *r = s->retry->ring;
+
+	if (replay_rewind(r, length) == 0)
+		return 0;
+	s->resume.graceful = 1;
+	s->retry->fatal = 1;
+	if (length > r->filled)
+		return join_fail(s, EXIT_PEER,
+		                 "--retry: the receiver's file (%llu bytes) is longer than what "
+		                 "was sent (%llu); nothing sent",
+		                 (unsigned long long)length, (unsigned long long)r->filled);
+	return join_fail(s, EXIT_PEER,
+	                 "--retry: the receiver's file ends at %llu, before the oldest byte the "
+	                 "replay buffer holds (%llu): those bytes are gone; nothing sent",
+	                 (unsigned long long)length, (unsigned long long)r->kept);
+}
+
+/*
+ * The receiver, as a session ends: a complete one lets the next sender in;
+ * a lost one is held for its sender's return, for as long as it said it
+ * may take, and the file is kept.
+ */
+void retry_session_end(struct session *s)
+{
+	struct retry *rt = s->retry;
+	struct listener *l = s->listener;
+
+	if (rt == NULL || !s->cfg->listen)
+		return;
+	/* a new session that failed before any data is nobody's to come back to */
+	if (l != NULL &&
+	    (s->exit_status == EXIT_OK || (!s->resume.on && rt->status == RETRY_NEW))) {
+		l->held = 0;
+	} else if (l != NULL) {
+		l->held_until = clock_now() + rt->hold;
+		if (s->cfg->keep_listening)
+			log_warn(
+			    "--retry: the connection from %s was lost at byte %llu; the file is "
+			    "kept for its retry, other senders refused for up to %u s",
+			    s->ep->peer, (unsigned long long)(s->resume.offset + s->received.bytes),
+			    (unsigned)rt->hold);
+	}
+	free(rt);
+	s->retry = NULL;
+}

@@ -1,0 +1,82 @@
+/* retry-wire.c: --retry's wire messages: the sender's join, the receiver's ack and its
+ * confirmations, coded and checked (pure, fuzzed by fuzz-frame). */
+#include "config.h"
+
+#include <string.h>
+
+#include "fastcat.h"
+#include "base/wire.h"
+#include "retry/retry.h"
+
+static const unsigned char join_magic[4] = {'F', 'C', 'R', 'S'};
+static const unsigned char ack_magic[4] = {'F', 'C', 'R', 'K'};
+static const unsigned char confirm_magic[4] = {'F', 'C', 'R', 'C'};
+static const unsigned char zero[4];
+
+/* Do these 4 bytes, where a --resume receiver waits for the answer, start a join instead? */
+int retry_join_seen(const unsigned char *p)
+{
+	return memcmp(p, join_magic, sizeof join_magic) == 0;
+}
+
+void retry_join_encode(unsigned char *p, const struct retry_join *j)
+{
+	memset(p, 0, RETRY_JOIN_BYTES);
+	memcpy(p, join_magic, sizeof join_magic);
+	p[4] = RETRY_VERSION;
+	wire_put(p + 8, j->id, 8);
+	wire_put(p + 16, j->hold, 4);
+	wire_put(p + 20, j->buffer, 4);
+}
+
+/* 0, or -1 for bytes that are not a join this version knows (session 0 is nobody's). */
+int retry_join_decode(const unsigned char *p, struct retry_join *j)
+{
+	if (memcmp(p, join_magic, sizeof join_magic) != 0 || p[4] != RETRY_VERSION ||
+	    memcmp(p + 5, zero, 3) != 0)
+		return -1;
+	j->id = wire_get(p + 8, 8);
+	j->hold = (uint32_t)wire_get(p + 16, 4);
+	j->buffer = (uint32_t)wire_get(p + 20, 4);
+	return j->id != 0 ? 0 : -1;
+}
+
+void retry_ack_encode(unsigned char *p, const struct retry_ack *a)
+{
+	memset(p, 0, RETRY_ACK_BYTES);
+	memcpy(p, ack_magic, sizeof ack_magic);
+	p[4] = RETRY_VERSION;
+	p[5] = (unsigned char)a->status;
+	p[6] = a->keeps ? RETRY_ACK_KEEPS : 0;
+	wire_put(p + 8, a->busy, 4);
+}
+
+/* 0, or -1 for an unknown status or flag, or a busy time on an ack that is not busy. */
+int retry_ack_decode(const unsigned char *p, struct retry_ack *a)
+{
+	if (memcmp(p, ack_magic, sizeof ack_magic) != 0 || p[4] != RETRY_VERSION ||
+	    p[5] > RETRY_BUSY || (p[6] & ~RETRY_ACK_KEEPS) != 0 || p[7] != 0 ||
+	    memcmp(p + 12, zero, sizeof zero) != 0)
+		return -1;
+	a->status = (enum retry_status)p[5];
+	a->keeps = p[6] & RETRY_ACK_KEEPS;
+	a->busy = (uint32_t)wire_get(p + 8, 4);
+	return a->status == RETRY_BUSY || a->busy == 0 ? 0 : -1;
+}
+
+void retry_confirm_encode(unsigned char *p, uint64_t offset)
+{
+	memset(p, 0, RETRY_CONFIRM_BYTES);
+	memcpy(p, confirm_magic, sizeof confirm_magic);
+	wire_put(p + 8, offset, 8);
+}
+
+/* 0, or -1 for bytes that are not a confirmation. */
+int retry_confirm_decode(const unsigned char *p, uint64_t *offset)
+{
+	if (memcmp(p, confirm_magic, sizeof confirm_magic) != 0 ||
+	    memcmp(p + 4, zero, sizeof zero) != 0)
+		return -1;
+	*offset = wire_get(p + 8, 8);
+	return 0;
+}

@@ -1,0 +1,126 @@
+/* retry.h: --retry's session across connections: its wire messages, the replay buffer of a pipe
+ * sender and the receiver's confirmations (retry*.c, replay.c, resume.c, flow.c, flow-stripe*.c,
+ * relay.c, the fuzzer). */
+#ifndef RETRY_H
+#define RETRY_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "fastcat.h"
+#include "resume/resume.h"
+
+/* The wire format (doc/resume-protocol.md, "--retry"). */
+#define RETRY_VERSION       2
+#define RETRY_JOIN_BYTES    24 /* "FCRS", version, 3 zero, session id, hold seconds, buffer KiB */
+#define RETRY_ACK_BYTES     16 /* "FCRK", version, status, flags, 1 zero, busy seconds, 4 zero */
+#define RETRY_CONFIRM_BYTES 16 /* "FCRC", 4 zero, the offset written */
+#define RESUME_OFFER_BUSY   1  /* the offer's flags: a --retry session is held for another */
+#define RETRY_ACK_KEEPS     1  /* the ack's flags: the receiver keeps listening (-k) */
+
+/*
+ * The receiver confirms what it wrote per MiB or 50 ms, whichever comes
+ * first; a connection silent for 1 s gives way to a new one (the sender's
+ * retry, while the old one is a black hole); waits double up to 8 s.
+ */
+#define RETRY_CONFIRM_EVERY MIB
+#define RETRY_CONFIRM_DELAY 0.05
+#define RETRY_STALE         1.0
+#define RETRY_WAIT_MAX      8.0
+/* A connect's bound without -w, for the hold the sender announces: Linux's SYN retries, 127 s. */
+#define RETRY_CONNECT_BOUND 130.0
+
+enum retry_status {
+	RETRY_NEW = 0,     /* the receiver starts this session */
+	RETRY_RESUMED = 1, /* the receiver held this session: the sender's bytes go on */
+	RETRY_BUSY = 2,    /* the receiver holds another sender's session: come back later */
+};
+
+/* The sender's join, after its hello: who it is and how long it may take to come back. */
+struct retry_join {
+	uint64_t id;
+	uint32_t hold; /* seconds */
+	uint32_t
+	    buffer; /* the replay buffer in KiB, 0: none (a file); confirmations come 4 a buffer */
+};
+
+/* The receiver's answer to a join. */
+struct retry_ack {
+	enum retry_status status;
+	int keeps;     /* -k: a lost connection can come back */
+	uint32_t busy; /* RETRY_BUSY: seconds the hold may last */
+};
+
+/* The bytes a pipe sender keeps until the receiver confirms them (replay.c); stream offsets. */
+struct replay {
+	unsigned char *data;
+	size_t cap;
+	uint64_t kept;   /* the oldest byte held: the receiver confirmed all before it */
+	uint64_t filled; /* after the last byte read from stdin */
+	uint64_t next;   /* the next byte the flow sends: below filled while it resends */
+};
+
+/* One --retry session: the sender's across its connections, or the receiver's for one. */
+struct retry {
+	const struct config *cfg;
+	uint64_t id;         /* the session, the sender's random number */
+	uint32_t hold;       /* the sender's hold, in seconds */
+	uint64_t every;      /* the receiver: confirm per this many bytes written */
+	struct replay *ring; /* the sender, stdin not a regular file: else NULL (it seeks) */
+	off_t base;          /* the sender, stdin a regular file: its position at the start */
+	int keeps;           /* the sender: the receiver said it keeps listening */
+	int joined;          /* the sender: a handshake went through once */
+	int status;          /* the sender: the last ack's retry_status */
+	int fatal;           /* the sender: the receiver's file cannot be gone on with: no retry */
+	uint64_t confirmed;  /* the offset the receiver confirmed as written */
+	int lost_errno;      /* the sender: errno of the failure that ended the relay, 0: other */
+	unsigned char part[RETRY_CONFIRM_BYTES]; /* the sender: a confirmation cut by a read ... */
+	size_t parted;                           /* ... its bytes so far */
+	/* the receiver: the confirmation on its way, and when the next is due */
+	unsigned char out[RETRY_CONFIRM_BYTES];
+	size_t out_left;      /* its bytes not sent yet */
+	uint64_t told;        /* the last offset put in one */
+	double pending_since; /* written passed told then; 0: nothing to tell */
+	int blocked;          /* the socket said EAGAIN: wait for POLLOUT */
+	int newcomer;         /* the listener has a connection while this one is silent */
+};
+
+/* retry-wire.c */
+void retry_join_encode(unsigned char *, const struct retry_join *);
+int retry_join_decode(const unsigned char *, struct retry_join *);
+void retry_ack_encode(unsigned char *, const struct retry_ack *);
+int retry_ack_decode(const unsigned char *, struct retry_ack *);
+void retry_confirm_encode(unsigned char *, uint64_t);
+int retry_confirm_decode(const unsigned char *, uint64_t *);
+int retry_join_seen(const unsigned char *);
+
+/* replay.c */
+struct replay *replay_new(size_t);
+void replay_free(struct replay *);
+void replay_start(struct replay *, uint64_t);
+size_t replay_room(const struct replay *);
+void replay_keep(struct replay *, const void *, size_t);
+size_t replay_resend(struct replay *, void *, size_t);
+int replay_confirm(struct replay *, uint64_t);
+int replay_rewind(struct replay *, uint64_t);
+
+/* retry-join.c: the --retry part of the --resume opening */
+int retry_join_send(struct session *);
+int retry_join_receive(struct session *, const unsigned char *);
+int retry_sender_rewind(struct session *, uint64_t);
+void retry_session_end(struct session *);
+uint32_t retry_busy_seconds(const struct listener *);
+
+/* retry-relay.c: the relay's side, both ends */
+struct flow;
+struct pollfd;
+ssize_t retry_replay_read(struct replay *, int, void *, size_t);
+ssize_t retry_flow_read(struct flow *, size_t);
+int retry_take_confirms(struct flow *, const unsigned char *, size_t);
+int retry_flow_confirms(struct flow *);
+int retry_poll_events(const struct session *, double, double, struct pollfd *);
+void retry_poll_result(struct session *, const struct pollfd *, int);
+double retry_due(const struct session *, double);
+int retry_tick(struct session *, int, double, char *, size_t);
+
+#endif
