@@ -1,30 +1,19 @@
-/* fastcat.h: the config, the session, exit codes and the prototypes every part uses, by file;
- * internals live in flow.h, verify.h, stripe.h, tcpinfo.h, bench.h, progress.h, options.h,
- * listener.h, report.h, wire.h. */
+/*
+ * fastcat.h: the types every layer above base shares: what the command line asked for (struct
+ * config), a direction's counters, TCP's figures, and the record of a session that the relay
+ * fills and the report prints. Types only: each folder's header has its functions.
+ */
 #ifndef FASTCAT_H
 #define FASTCAT_H
 
-#include <signal.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 
+#include "base/base.h"
+
 #define FASTCAT_VERSION "0.1.0"
-
-/* Exit statuses: the whole contract with scripts (--help, README and fastcat(1) list them). */
-#define EXIT_OK      0
-#define EXIT_RUNTIME 1 /* any other network or system failure; stopped by a signal */
-#define EXIT_USAGE   2 /* bad command line */
-#define EXIT_CONNECT 3 /* could not connect: refused, unreachable, no such name; the wrong peer */
-#define EXIT_TIMEOUT 4 /* timed out: -w (connecting, or idle), or the kernel's TCP timeout */
-#define EXIT_PEER    5 /* the peer reset or closed early: a short transfer; --seq losses */
-#define EXIT_VERIFY  6 /* --verify: count or digest differs; --resume: the file is no prefix */
-#define EXIT_WRITE   7 /* writing stdout failed: disk full, file too large, reader gone */
-
-#define KIB ((size_t)1024)
-#define MIB (1024 * KIB)
 
 /* Default bytes per read()/write(), measured (TCP loopback, 2 GiB from tmpfs; doc/HACKING.md):
  * 96 KiB was the fastest and cheapest size of the sweep, 1.19x 512 KiB, 2.2x 128 KiB. */
@@ -33,14 +22,6 @@
 #define CHUNK_MAX        (64 * MIB)
 #define SOCKBUF_MAX      (1024 * MIB)
 #define SEQ_HEADER_BYTES 8 /* --seq: the sequence number in front of each datagram */
-
-/* Streaming XXH64 state (digest.c). */
-struct digest {
-	uint64_t v[4];
-	uint64_t total;
-	unsigned char hold[32]; /* bytes waiting for a whole 32-byte stripe */
-	size_t held;
-};
 
 /* What --verify learned from the peer; both flows of a session share it. */
 struct verify {
@@ -97,25 +78,6 @@ enum copy_method {
 
 #define STRIPE_MAX 64 /* -P: at most this many TCP connections carry one stream (stripe.c) */
 
-/* --allow/--deny: at most this many rules, together (no allocation). */
-#define ACL_MAX 64
-
-/* One --allow or --deny rule: an address prefix (acl.c). */
-struct acl_rule {
-	const char *text;       /* as typed, for messages */
-	int deny;               /* --deny; else --allow */
-	int family;             /* AF_INET or AF_INET6; ::ffff:a.b.c.d is kept as IPv4 */
-	unsigned bits;          /* the prefix length */
-	unsigned char addr[16]; /* the prefix, in network order, bits past it zero */
-};
-
-/* Who a TCP or UDP listener takes: the rules in the order given. */
-struct acl {
-	struct acl_rule rules[ACL_MAX];
-	size_t n;
-	int allow_listed; /* an --allow was given: only the peers one matches get in */
-};
-
 enum report_format {
 	REPORT_NONE,
 	REPORT_HUMAN,
@@ -169,15 +131,6 @@ struct config {
 	unsigned bench_links;                /* --bench-transports: bit i = bench_links[i] */
 	size_t bench_sizes[BENCH_SIZES_MAX]; /* --bench-sizes: ascending, no repeats */
 	size_t bench_nsizes;
-};
-
-/* --seq bookkeeping on the receiving side (seqtrack.c). */
-struct seqtrack {
-	uint64_t next;       /* the sequence number expected next */
-	uint64_t lost;       /* gaps not filled (yet) */
-	uint64_t duplicated; /* seen twice, or too old to tell */
-	uint64_t reordered;  /* arrived after a later one */
-	uint64_t seen[16];   /* which of the last 1024 numbers arrived */
 };
 
 /* One direction's counters. */
@@ -248,103 +201,5 @@ struct session {
 	int exit_status;
 	char error[256]; /* the one-line reason, empty on success */
 };
-
-struct addrinfo;
-struct listener;
-
-/* acl.c */
-int acl_parse(const char *, struct acl_rule *);
-int acl_add(struct acl *, const char *, int);
-int acl_permits(const struct acl *, const struct sockaddr *, const struct acl_rule **);
-
-/* addr.c */
-int addr_resolve(const char *, const char *, int, int, int, struct addrinfo **, char *, size_t);
-int addr_unix(const char *, struct sockaddr_storage *, socklen_t *);
-int addr_unix_check(const char *, char *, size_t);
-void addr_format(const struct sockaddr *, socklen_t, char *, size_t);
-void addr_format_fd(int, int, char *, size_t);
-int addr_same_peer(const struct sockaddr *, const struct sockaddr *);
-
-/* clock.c */
-double clock_now(void);
-
-/* copy.c */
-const char *copy_method_name(enum copy_method);
-
-/* verify.c: did both directions arrive whole */
-void verify_conclude(struct session *);
-
-/* digest.c */
-void digest_init(struct digest *);
-void digest_update(struct digest *, const void *, size_t);
-uint64_t digest_final(const struct digest *);
-
-/* seqtrack.c */
-void seqtrack_init(struct seqtrack *);
-void seqtrack_add(struct seqtrack *, uint64_t);
-
-/* endpoint.c */
-int endpoint_connect(const struct config *, struct endpoint *, char *, size_t);
-int endpoint_accept(const struct config *, struct listener *, struct endpoint *, char *, size_t);
-void endpoint_abort(const struct config *, struct endpoint *);
-void endpoint_close(struct endpoint *);
-int endpoint_connect_start(const struct config *, const struct endpoint *, int *, char *, size_t);
-int endpoint_connect_finish(const struct config *, const struct endpoint *, int, char *, size_t);
-int endpoint_accept_pending(const struct config *, struct listener *, int *);
-void endpoint_refuse(int);
-
-/* resume.c */
-int resume_start(struct session *);
-
-/* retry.c: --retry, the sender's loop over connections */
-struct retry;
-int retry_client(const struct config *);
-
-/* log.c */
-void log_set_verbose(int);
-void log_verbose(const char *, ...) __attribute__((format(printf, 1, 2)));
-void log_warn(const char *, ...) __attribute__((format(printf, 1, 2)));
-void log_error(const char *, ...) __attribute__((format(printf, 1, 2)));
-_Noreturn void log_fatal(int, const char *, ...) __attribute__((format(printf, 2, 3)));
-int log_vformat(char *, size_t, int, const char *, va_list) __attribute__((format(printf, 4, 0)));
-int log_format(char *, size_t, int, const char *, ...) __attribute__((format(printf, 4, 5)));
-
-/* options.c */
-int options_parse(int, char **, struct config *, char *, size_t);
-void options_usage(void);
-
-/* relay.c */
-void relay_run(struct session *, int, int);
-
-/* report.c, report-json.c */
-void report_print(struct session *, int);
-void report_json_string(char *, size_t, const char *);
-
-/* signals.c */
-extern volatile sig_atomic_t signal_stop;
-extern volatile sig_atomic_t signal_report;
-void signals_init(void);
-const char *signals_stop_name(void);
-
-/* sock.c */
-int sock_open(const struct config *, int, char *, size_t);
-int sock_set_nonblock(int, int);
-void sock_read_buffers(int, int *, int *);
-
-/* transport.c */
-const struct transport *transport_find(const char *);
-const char *transport_names(void);
-extern const struct transport transport_tcp, transport_udp, transport_unix, transport_unix_dgram,
-    transport_unix_seqpacket;
-
-/* zerocopy-linux.c or zerocopy-none.c, chosen by configure */
-int zerocopy_available(void); /* the rest, for copy.c, is in flow.h */
-
-/* units.c */
-int units_parse_size(const char *, uint64_t *);
-int units_parse_port(const char *, int, int *);
-int units_parse_millis(const char *, long *);
-void units_format_bytes(uint64_t, char *, size_t);
-void units_format_size(uint64_t, char *, size_t);
 
 #endif

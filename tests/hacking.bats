@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # doc/HACKING.md stays true: its map names every file in src/, and its exit
-# statuses are the ones src/fastcat.h defines.
+# statuses are the ones src/base/base.h defines.
 
 load helpers
 
@@ -17,11 +17,11 @@ HACKING="$BATS_TEST_DIRNAME/../doc/HACKING.md"
   ((${#missing[@]} == 0)) || fail "not in HACKING.md's map: ${missing[*]}"
 }
 
-@test "HACKING.md's exit statuses are the ones fastcat.h defines" {
+@test "HACKING.md's exit statuses are the ones base/base.h defines" {
   local name value n=0
   while read -r name value; do
     grep -q "\`$name\` $value\b" "$HACKING" || fail "HACKING.md does not say $name $value"
     n=$((n + 1))
-  done < <(sed -n 's/^#define \(EXIT_[A-Z]*\) *\([0-9]\+\).*/\1 \2/p' "$SRC_DIR/fastcat.h")
-  ((n >= 8)) || fail "found only $n exit statuses in fastcat.h"
+  done < <(sed -n 's/^#define \(EXIT_[A-Z]*\) *\([0-9]\+\).*/\1 \2/p' "$SRC_DIR/base/base.h")
+  ((n >= 8)) || fail "found only $n exit statuses in base/base.h"
 }

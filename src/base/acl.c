@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "fastcat.h"
+#include "base/base.h"
 
 /* The first 12 bytes of an IPv4-mapped IPv6 address, ::ffff:a.b.c.d. */
 static const unsigned char v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};

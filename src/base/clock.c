@@ -3,7 +3,7 @@
 
 #include <time.h>
 
-#include "fastcat.h"
+#include "base/base.h"
 
 /* Seconds on CLOCK_MONOTONIC: rates and timeouts must not jump when the wall clock is set. */
 double clock_now(void)

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "fastcat.h"
+#include "base/base.h"
 
 /*
  * XXH64 was chosen because it runs at memory speed and anyone can check a

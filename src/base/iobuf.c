@@ -4,8 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fastcat.h"
-#include "relay/flow.h"
+#include "base/base.h"
 
 int iobuf_init(struct iobuf *b, size_t cap)
 {

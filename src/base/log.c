@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "fastcat.h"
+#include "base/base.h"
 
 static int verbose;
 

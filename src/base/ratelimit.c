@@ -3,8 +3,7 @@
 
 #include <limits.h>
 
-#include "fastcat.h"
-#include "relay/flow.h"
+#include "base/base.h"
 
 /*
  * A stream write waits until this many tokens are saved up (or all it

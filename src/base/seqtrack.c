@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "fastcat.h"
+#include "base/base.h"
 
 /*
  * seen[] is a ring over the last SEQ_WINDOW sequence numbers below next: a

@@ -4,7 +4,7 @@
 #include <signal.h>
 #include <string.h>
 
-#include "fastcat.h"
+#include "base/base.h"
 
 volatile sig_atomic_t signal_stop;   /* SIGINT/SIGTERM number, 0 = none */
 volatile sig_atomic_t signal_report; /* SIGUSR1 seen, report due */

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fastcat.h"
+#include "base/base.h"
 
 struct suffix {
 	const char *text;

@@ -3,8 +3,7 @@
 
 #include <string.h>
 
-#include "fastcat.h"
-#include "base/wire.h"
+#include "base/base.h"
 
 /* The low `bytes` bytes of v at p, most significant first. */
 void wire_put(unsigned char *p, uint64_t v, int bytes)

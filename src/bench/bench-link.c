@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "fastcat.h"
-#include "net/transport.h"
+#include "net/net.h"
 #include "bench/bench.h"
 
 static int open_pipe(const struct bench_link *, size_t, struct bench_end[2], char *, size_t);

@@ -11,6 +11,7 @@
 
 #include "fastcat.h"
 #include "bench/bench.h"
+#include "net/net.h"
 
 #define IDLE_MS       1000 /* a datagram receiver gives up this long after the last arrival */
 #define MARKER_MS     2    /* a datagram sender repeats its end marker this often ... */

@@ -8,6 +8,7 @@
 
 #include "fastcat.h"
 #include "bench/bench.h"
+#include "report/report.h"
 
 #define MAX_CELLS (BENCH_LINKS * (BENCH_SIZES_MAX + 1))
 

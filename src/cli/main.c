@@ -7,10 +7,14 @@
 
 #include "fastcat.h"
 #include "bench/bench.h"
-#include "net/listener.h"
+#include "net/net.h"
 #include "retry/retry.h"
 #include "stripe/stripe.h"
-#include "net/transport.h"
+#include "relay/relay.h"
+#include "report/report.h"
+#include "verify/verify.h"
+#include "resume/resume.h"
+#include "cli/options.h"
 
 /* Relay the data, then conclude what the relay alone cannot: -P's ends, --verify, --seq. */
 static void session_relay(struct session *s)

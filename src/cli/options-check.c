@@ -7,9 +7,9 @@
 #include <unistd.h>
 
 #include "fastcat.h"
-#include "net/transport.h"
-#include "net/tcpinfo.h"
+#include "net/net.h"
 #include "cli/options.h"
+#include "relay/relay.h"
 
 /* -u, -U and --transport name one transport between them. */
 static int choose_transport(struct config *cfg, const struct seen *seen, char *err, size_t errlen)

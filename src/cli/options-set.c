@@ -7,6 +7,7 @@
 
 #include "fastcat.h"
 #include "cli/options.h"
+#include "net/net.h"
 
 /*
  * -B, --read-size, --write-size: the sizes each one sets (.seen says which),

@@ -8,6 +8,7 @@
 
 #include "fastcat.h"
 #include "cli/options.h"
+#include "net/net.h"
 
 /* getopt's value for an option: its letter, or past every letter for a long one only. */
 #define VAL_LONG 256

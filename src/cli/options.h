@@ -128,6 +128,8 @@ struct opt_spec {
 extern const struct opt_spec options_table[OPTIONS_COUNT];
 
 /* options.c */
+int options_parse(int, char **, struct config *, char *, size_t);
+void options_usage(void);
 int options_number(enum opt_arg, const struct opt_range *, const char *, const char *, uint64_t *,
                    char *, size_t);
 const struct opt_spec *options_find(const char *);

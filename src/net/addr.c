@@ -10,6 +10,7 @@
 #include <sys/un.h>
 
 #include "fastcat.h"
+#include "net/net.h"
 
 /*
  * Resolve host and port into a list for socket(). passive: for bind(), a NULL

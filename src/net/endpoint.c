@@ -13,9 +13,8 @@
 #include <unistd.h>
 
 #include "fastcat.h"
-#include "net/listener.h"
+#include "net/net.h"
 #include "stripe/stripe.h"
-#include "net/transport.h"
 #include "verify/verify.h"
 
 static void endpoint_describe(struct endpoint *ep)

@@ -11,7 +11,8 @@
 
 #include "base/compat.h"
 #include "fastcat.h"
-#include "base/wire.h"
+#include "base/base.h"
+#include "net/net.h"
 
 /*
  * Move len bytes: read into buf, or write from it. deadline: monotonic

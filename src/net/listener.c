@@ -14,8 +14,7 @@
 #include <unistd.h>
 
 #include "fastcat.h"
-#include "net/listener.h"
-#include "net/transport.h"
+#include "net/net.h"
 
 #define LISTEN_BACKLOG 16
 

@@ -13,8 +13,7 @@
 #include <unistd.h>
 
 #include "fastcat.h"
-#include "net/transport.h"
-#include "net/tcpinfo.h"
+#include "net/net.h"
 #include "base/compat.h"
 
 /* One of SO_SNDBUF, SO_RCVBUF: the option, its FORCE twin, and what caps it. */

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "fastcat.h"
-#include "net/tcpinfo.h"
+#include "net/net.h"
 #include "net/tcpinfo-linux.h"
 
 /* The congestion control the socket runs, read back; "" when the kernel does not say. */

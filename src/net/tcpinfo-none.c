@@ -7,7 +7,7 @@
 #include <errno.h>
 
 #include "fastcat.h"
-#include "net/tcpinfo.h"
+#include "net/net.h"
 
 int tcpinfo_read(int fd, struct tcp_stats *st)
 {

@@ -6,7 +6,7 @@
 #include <sys/socket.h>
 
 #include "fastcat.h"
-#include "net/transport.h"
+#include "net/net.h"
 
 /*
  * UDP has no flow control: a receiver whose socket buffer is full drops what

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "fastcat.h"
-#include "net/transport.h"
+#include "net/net.h"
 #include "relay/flow.h"
 
 const char *copy_method_name(enum copy_method m)

@@ -10,8 +10,8 @@
 #include <sys/socket.h>
 
 #include "fastcat.h"
-#include "base/wire.h"
-#include "net/transport.h"
+#include "base/base.h"
+#include "net/net.h"
 #include "relay/flow.h"
 #include "verify/verify.h"
 

@@ -6,7 +6,7 @@
 #include <sys/socket.h>
 
 #include "fastcat.h"
-#include "net/transport.h"
+#include "net/net.h"
 #include "relay/flow.h"
 #include "stripe/stripe.h"
 #include "verify/verify.h"

@@ -11,25 +11,7 @@
 #include <sys/types.h>
 
 #include "fastcat.h"
-
-/* Fixed-size buffer: data lives in [head, tail); never moved, reset when empty. */
-struct iobuf {
-	char *data;
-	size_t cap;
-	size_t head;
-	size_t tail;
-};
-
-/* --rate-limit: a token bucket that holds at most one write (ratelimit.c). */
-struct ratelimit {
-	double rate;   /* bytes per second */
-	double burst;  /* the most tokens saved up: the flow's largest write */
-	double tokens; /* bytes that may be written now */
-	double last;   /* monotonic seconds when tokens was brought up to date */
-	double need;   /* tokens the last refused write waits for ... */
-	int waiting;   /* ... if the last write was refused */
-	int whole;     /* a write goes whole or waits (datagrams), and may leave a debt */
-};
+#include "relay/relay.h"
 
 /* A TCP receiver's SO_RCVLOWAT, on while data queues up (lowat.c). */
 struct lowat {
@@ -147,7 +129,7 @@ struct msghdr;
 int batch_send(int, const struct msghdr *, unsigned);
 int batch_recv(int, struct msghdr *, unsigned, size_t *);
 
-/* zerocopy-linux.c or zerocopy-none.c, chosen by configure (zerocopy_available: fastcat.h) */
+/* zerocopy-linux.c or zerocopy-none.c, chosen by configure (zerocopy_available: relay.h) */
 int zerocopy_pipe(int[2], size_t, size_t *);
 void zerocopy_grow_pipe(int, size_t);
 ssize_t zerocopy_splice(int, int, size_t);
@@ -259,17 +241,6 @@ static inline enum io_result io_result(ssize_t n)
 	return errno == EINTR ? IO_INTERRUPTED : IO_FAILED;
 }
 
-/* iobuf.c */
-int iobuf_init(struct iobuf *, size_t);
-void iobuf_free(struct iobuf *);
-size_t iobuf_len(const struct iobuf *);
-size_t iobuf_room(const struct iobuf *);
-char *iobuf_head(struct iobuf *);
-char *iobuf_tail(struct iobuf *);
-void iobuf_produced(struct iobuf *, size_t);
-void iobuf_consumed(struct iobuf *, size_t);
-void iobuf_compact(struct iobuf *);
-
 /* lowat.c */
 void lowat_init(struct lowat *, int, size_t, size_t);
 int lowat_on(const struct lowat *);
@@ -277,11 +248,5 @@ void lowat_read(struct lowat *, size_t);
 void lowat_wait(struct lowat *, double);
 long lowat_wait_ms(const struct lowat *, double);
 int lowat_expired(struct lowat *, double);
-
-/* ratelimit.c */
-void ratelimit_init(struct ratelimit *, uint64_t, size_t, int, double);
-size_t ratelimit_allow(struct ratelimit *, double, size_t);
-void ratelimit_spend(struct ratelimit *, size_t);
-long ratelimit_wait_ms(const struct ratelimit *, double);
 
 #endif

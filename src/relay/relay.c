@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "fastcat.h"
-#include "net/transport.h"
-#include "report/progress.h"
+#include "net/net.h"
+#include "report/report.h"
 #include "verify/verify.h"
 #include "relay/flow.h"
 #include "retry/retry.h"

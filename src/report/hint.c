@@ -9,7 +9,8 @@
 #include <stdio.h>
 
 #include "fastcat.h"
-#include "net/tcpinfo.h"
+#include "net/net.h"
+#include "report/report.h"
 
 /*
  * The thresholds (fastcat(1), "What limited the transfer", lists them). A send shorter than

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "fastcat.h"
-#include "report/progress.h"
+#include "report/report.h"
 
 #define LIVE_PERIOD 0.5 /* seconds between redraws of the live line, at least */
 

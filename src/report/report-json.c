@@ -7,8 +7,9 @@
 #include <string.h>
 
 #include "fastcat.h"
-#include "net/transport.h"
+#include "net/net.h"
 #include "report/report.h"
+#include "relay/relay.h"
 
 /* A JSON string literal; addresses and errors can hold quotes or control bytes. */
 void report_json_string(char *out, size_t len, const char *s)

@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "fastcat.h"
-#include "net/transport.h"
-#include "net/tcpinfo.h"
+#include "net/net.h"
 #include "report/report.h"
+#include "relay/relay.h"
 
 /* A direction's seconds so far: from the connection to its EOF, or to now. */
 double report_flow_seconds(const struct flow_stats *f, double now)

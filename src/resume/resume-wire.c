@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "fastcat.h"
-#include "base/wire.h"
+#include "base/base.h"
 #include "resume/resume.h"
 #include "retry/retry.h"
 

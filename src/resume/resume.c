@@ -19,10 +19,11 @@
 #include <unistd.h>
 
 #include "fastcat.h"
-#include "base/wire.h"
+#include "base/base.h"
 #include "resume/resume.h"
 #include "retry/retry.h"
 #include "verify/verify.h"
+#include "net/net.h"
 
 /* Seconds the opening may take without -w: a plain peer is told apart by saying nothing. */
 #define HANDSHAKE_PATIENCE 5.0

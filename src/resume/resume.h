@@ -57,6 +57,9 @@ struct resume_scan {
 	struct digest window; /* [window_from, length) */
 };
 
+/* resume.c */
+int resume_start(struct session *);
+
 /* resume-wire.c */
 extern const char resume_hello[RESUME_HELLO_BYTES];
 int resume_hello_seen(const unsigned char *, size_t);

@@ -17,8 +17,8 @@
 
 #include "base/compat.h"
 #include "fastcat.h"
-#include "net/listener.h"
-#include "base/wire.h"
+#include "net/net.h"
+#include "base/base.h"
 #include "relay/flow.h"
 #include "retry/retry.h"
 

@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "fastcat.h"
-#include "base/wire.h"
-#include "net/listener.h"
+#include "base/base.h"
+#include "net/net.h"
 #include "retry/retry.h"
 
 /* Seconds a join and its ack may take: a receiver that took the offer answers at once. */

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "fastcat.h"
-#include "base/wire.h"
+#include "base/base.h"
 #include "retry/retry.h"
 
 static const unsigned char join_magic[4] = {'F', 'C', 'R', 'S'};

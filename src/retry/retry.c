@@ -18,6 +18,10 @@
 #include "fastcat.h"
 #include "retry/retry.h"
 #include "stripe/stripe.h"
+#include "net/net.h"
+#include "relay/relay.h"
+#include "report/report.h"
+#include "resume/resume.h"
 
 /* Where a connection's attempt stopped. */
 enum retry_phase { PHASE_CONNECT, PHASE_OPENING, PHASE_RELAY };

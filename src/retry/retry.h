@@ -85,6 +85,9 @@ struct retry {
 	int newcomer;         /* the listener has a connection while this one is silent */
 };
 
+/* retry.c: --retry, the sender's loop over connections */
+int retry_client(const struct config *);
+
 /* retry-wire.c */
 void retry_join_encode(unsigned char *, const struct retry_join *);
 int retry_join_decode(const unsigned char *, struct retry_join *);

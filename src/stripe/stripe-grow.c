@@ -10,7 +10,7 @@
 
 #include "fastcat.h"
 #include "stripe/stripe.h"
-#include "net/tcpinfo.h"
+#include "net/net.h"
 
 /* One connection's share of the sample: the growth of its counters since the last tick. */
 static void sample_add(struct auto_sample *a, const struct auto_conn *c)

@@ -15,7 +15,7 @@
 
 #include "base/compat.h"
 #include "fastcat.h"
-#include "net/listener.h"
+#include "net/net.h"
 #include "stripe/stripe.h"
 
 /*

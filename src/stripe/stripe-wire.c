@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "fastcat.h"
-#include "base/wire.h"
+#include "base/base.h"
 #include "stripe/stripe.h"
 
 const char stripe_hello[STRIPE_HELLO_BYTES] = "FASTCAT-STRIPE1\n";

@@ -19,9 +19,10 @@
 #include <unistd.h>
 
 #include "fastcat.h"
-#include "base/wire.h"
+#include "base/base.h"
 #include "stripe/stripe.h"
 #include "verify/verify.h"
+#include "net/net.h"
 
 /* Seconds a handshake may take without -w: a plain peer is told apart by saying nothing. */
 #define HANDSHAKE_PATIENCE 5.0

@@ -18,6 +18,7 @@
 #include "resume/resume.h"
 #include "stripe/stripe.h"
 #include "verify/verify.h"
+#include "net/net.h"
 
 /* A --verify protocol failure: the relay reports why with exit status 6. */
 int flow_verify_failed(struct flow *f, int is_write, const char *why)

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "fastcat.h"
-#include "base/wire.h"
+#include "base/base.h"
 #include "verify/verify.h"
 
 static const char hello[VERIFY_HELLO_BYTES] = "FASTCAT-VERIFY1\n";

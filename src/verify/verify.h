@@ -90,6 +90,7 @@ int verify_decode(const unsigned char *, size_t, struct frame *);
 size_t verify_ctl_encode(unsigned char *, const struct ctl *);
 int verify_ctl_decode(const unsigned char *, const unsigned char *, size_t, struct ctl *);
 int verify_ctl_parse(const unsigned char *, size_t, struct ctl *);
+void verify_conclude(struct session *);
 int verify_differs(struct session *, const char *, uint64_t, uint64_t, const char *, uint64_t,
                    uint64_t);
 

@@ -26,6 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define FUZZ_NAME "fuzz-addr"
 #include "fuzz-check.h"
+#include "net/net.h"
 
 #define SUN_PATH_LEN sizeof(((struct sockaddr_un *)0)->sun_path)
 

@@ -19,7 +19,8 @@
 #include <unistd.h>
 
 #include "fastcat.h"
-#include "net/transport.h"
+#include "net/net.h"
+#include "cli/options.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

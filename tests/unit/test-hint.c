@@ -5,8 +5,9 @@
 #include <string.h>
 
 #include "fastcat.h"
-#include "net/tcpinfo.h"
+#include "net/net.h"
 #include "tap.h"
+#include "report/report.h"
 
 /* One sender's end: how long it sent, what TCP_INFO said, and the hint expected. */
 struct row {

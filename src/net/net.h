@@ -1,0 +1,92 @@
+/*
+ * net.h: addresses, sockets, the transports as data, the listener and one endpoint (a
+ * connected socket), handshake moves, and what the kernel says of a TCP connection.
+ */
+#ifndef FASTCAT_NET_H
+#define FASTCAT_NET_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "fastcat.h"
+
+/* A transport: everything that tells one from another, as data (transport.c's table). */
+struct transport {
+	const char *name;
+	int family; /* AF_UNIX, or AF_UNSPEC: IPv4/IPv6 by resolution */
+	int socktype;
+	int protocol;
+	int datagram;          /* keeps message boundaries */
+	int connectionless;    /* no accept(): the first datagram names the peer */
+	size_t default_chunk;  /* default bytes per read/datagram, 0 = CHUNK_DEFAULT */
+	size_t max_datagram;   /* largest payload the protocol allows, 0 = none */
+	size_t receive_buffer; /* bytes to take in a whole datagram */
+	int default_rcvbuf;    /* SO_RCVBUF unless -I is given, 0 = the kernel's */
+	int copy_from_pipe;    /* --copy=auto reads a pipe on stdin rather than splicing it */
+	size_t rcvlowat;       /* default --rcvlowat; 0: the transport has no use for one */
+};
+
+/* A listening socket kept across connections with -k; for a datagram transport, the socket
+ * itself. */
+struct listener {
+	int fd;
+	char local[112];
+	char created_path[112]; /* the Unix socket file this listener made, removed at close */
+	int served;             /* a connectionless listener had a peer already (-k) */
+	char refused[112];      /* the peer refused last, logged once for a run of refusals */
+	uint64_t held;          /* -k --resume: the --retry session a lost connection left ... */
+	double held_until;      /* ... refusing other senders until then (retry-wire.c's hold) */
+};
+
+struct addrinfo;
+
+/* addr.c */
+int addr_resolve(const char *, const char *, int, int, int, struct addrinfo **, char *, size_t);
+int addr_unix(const char *, struct sockaddr_storage *, socklen_t *);
+int addr_unix_check(const char *, char *, size_t);
+void addr_format(const struct sockaddr *, socklen_t, char *, size_t);
+void addr_format_fd(int, int, char *, size_t);
+int addr_same_peer(const struct sockaddr *, const struct sockaddr *);
+
+/* endpoint.c */
+int endpoint_connect(const struct config *, struct endpoint *, char *, size_t);
+int endpoint_accept(const struct config *, struct listener *, struct endpoint *, char *, size_t);
+void endpoint_abort(const struct config *, struct endpoint *);
+void endpoint_close(struct endpoint *);
+int endpoint_connect_start(const struct config *, const struct endpoint *, int *, char *, size_t);
+int endpoint_connect_finish(const struct config *, const struct endpoint *, int, char *, size_t);
+int endpoint_accept_pending(const struct config *, struct listener *, int *);
+void endpoint_refuse(int);
+
+/* handshake.c */
+size_t handshake_move(int, unsigned char *, size_t, int, double);
+
+/* listener.c */
+int listener_open(const struct config *, struct listener *, char *, size_t);
+void listener_stop_accepting(const struct config *, struct listener *);
+int listener_admits(const struct config *, struct listener *, const struct sockaddr *, socklen_t,
+                    const char *);
+void listener_forget_peer(struct listener *);
+void listener_close(struct listener *);
+
+/* sock.c */
+int sock_open(const struct config *, int, char *, size_t);
+int sock_set_nonblock(int, int);
+void sock_read_buffers(int, int *, int *);
+
+/* tcpinfo-linux.c or tcpinfo-none.c, chosen by configure: a struct tcp_stats (fastcat.h) is
+ * filled once per report or -P auto tick, never per chunk; a figure this kernel or the build's
+ * <linux/tcp.h> does not give is NAN (the JSON report prints null). */
+int tcpinfo_read(int, struct tcp_stats *);
+int tcpinfo_set_congestion(int, const char *);
+int tcpinfo_congestion_check(const char *, char *, size_t);
+int tcpinfo_sysctl(const char *, char *, size_t);
+
+/* transport.c */
+const struct transport *transport_find(const char *);
+const char *transport_names(void);
+extern const struct transport transport_tcp, transport_udp, transport_unix, transport_unix_dgram,
+    transport_unix_seqpacket;
+
+#endif
