@@ -23,11 +23,12 @@
 #define SOCKBUF_MAX      (1024 * MIB)
 #define SEQ_HEADER_BYTES 8 /* --seq: the sequence number in front of each datagram */
 
-/* What --verify learned from the peer; both flows of a session share it. */
-struct verify {
-	int on;                    /* --verify: the flows frame and deframe */
-	int datagram;              /* udp, unix-dgram: the data goes as --seq datagrams */
-	int hello_seen;            /* the peer's hello arrived */
+/*
+ * What the peer said of the whole stream, and what this end made of it: --verify's END and
+ * VERDICT (frames, control datagrams) and -P's end marks fill it; verify_conclude judges.
+ * With --resume the counts and digests are of the whole file.
+ */
+struct verdict {
 	int end_seen;              /* the peer's END arrived ... */
 	uint64_t peer_bytes;       /* ... saying it sent this many bytes */
 	uint64_t peer_digest;      /* ... with this XXH64 */
@@ -36,15 +37,17 @@ struct verify {
 	int verdict_seen;          /* the peer's VERDICT arrived ... */
 	uint64_t confirmed_bytes;  /* ... saying it wrote this many of ours */
 	uint64_t confirmed_digest; /* ... with this XXH64 */
-	int peer_done;             /* the peer's EOF came: it will send nothing more */
 	int verified;              /* both directions confirmed (verify_conclude) */
-	char why[160];             /* a protocol failure, for the error message ... */
-	int why_status;            /* ... and its exit status (0: EXIT_VERIFY) */
-	struct dgverify *dg;       /* over datagrams, while the relay runs: the control state */
-	/* --resume: the bytes before the resume point are the whole file's too (resume.c) */
-	struct digest prefix;     /* their XXH64 state, where the flow's digest starts ... */
-	uint64_t prefix_sent;     /* ... how many, when they are of what we send (the sender) */
-	uint64_t prefix_received; /* ... or of what we receive (the receiver) */
+};
+
+/*
+ * --resume with --verify: the bytes before this session's data (the receiver's file), gone
+ * through once, so that the digests both ends compare are the whole file's (resume.c).
+ */
+struct prefix {
+	struct digest digest; /* their XXH64 state, where the flow's digest goes on from ... */
+	uint64_t sent;        /* ... how many, when they are of what we send (the sender) */
+	uint64_t received;    /* ... or of what we receive (the receiver) */
 };
 
 /* --resume: where this session's data starts in the whole stream (resume.c), for the report. */
@@ -53,8 +56,6 @@ struct resume {
 	uint64_t offset;    /* L: the receiver's file length, the bytes not sent again */
 	uint64_t total;     /* the source's whole length; UINT64_MAX: not known (a pipe) */
 	uint64_t skipped;   /* the sender, from a pipe: bytes of stdin read and dropped */
-	int graceful;       /* refused with an answer the peer must read: close, do not reset */
-	int joined;         /* --retry: the ends agreed on the session (retry.c) */
 	unsigned retries;   /* --retry, the sender: reconnections made, all told */
 	uint64_t confirmed; /* --retry: the offset the receiver confirmed as written */
 };
@@ -76,7 +77,13 @@ enum copy_method {
 #define BENCH_LINKS     7  /* --bench: pipe, memcpy, tcp, udp, unix, unix-dgram, unix-seqpacket */
 #define BENCH_SIZES_MAX 16 /* entries in --bench-sizes */
 
-#define STRIPE_MAX 64 /* -P: at most this many TCP connections carry one stream (stripe.c) */
+#define CONN_MAX 64 /* -P: at most this many TCP connections carry one stream (stripe/) */
+
+/* -P: the connections of a session, in the order of their index; fd[0] is the endpoint's. */
+struct conns {
+	int fd[CONN_MAX];
+	unsigned n; /* how many; 0: no -P, the endpoint's one connection */
+};
 
 enum report_format {
 	REPORT_NONE,
@@ -171,33 +178,34 @@ struct tcp_stats {
 	char congestion[16];      /* TCP_CONGESTION read back; "" = unknown */
 };
 
-/* A connected socket and what is known about it. */
-struct endpoint {
-	int fd;
-	int sndbuf;      /* effective SO_SNDBUF read back from the kernel */
-	int rcvbuf;      /* effective SO_RCVBUF read back from the kernel */
-	char local[112]; /* printable "addr:port", Unix path or "@name" */
-	char peer[112];
-	char bound_path[112];         /* a temporary Unix path this end bound, removed at close */
-	int cannot_send;              /* the datagram peer has no address to answer to */
-	int stripe[STRIPE_MAX];       /* -P: the session's connections by index; stripe[0] == fd */
-	unsigned stripes;             /* -P: how many; 0 = one plain connection (fd) */
-	struct stripe_growth *growth; /* -P auto: connections still joining (stripe.c) */
-};
+struct endpoint;
+struct listener;
 
-/* What one connection achieved; the relay fills it, the report prints it. */
+/* Where a session stopped: connecting, in the opening (-P's, --resume's), or relaying. */
+enum session_phase { PHASE_CONNECT, PHASE_OPENING, PHASE_RELAY };
+
+/*
+ * One session: what one connection (-P: one set of them) achieved, from its opening to its
+ * end. The relay fills the counters, the features what they agreed and concluded, and the
+ * report prints it; --retry's sessions add up in the first.
+ */
 struct session {
 	const struct config *cfg;
-	const struct endpoint *ep;
+	const struct endpoint *ep;  /* the connection (-P: the first) */
+	struct listener *listener;  /* -l: where the connection came from (-k --resume holds) */
+	struct conns conns;         /* -P: the session's connections */
 	struct flow_stats sent;     /* stdin -> socket */
 	struct flow_stats received; /* socket -> stdout */
 	size_t receive_buffer;      /* bytes one receive can take (for the truncation warning) */
-	struct verify verify;       /* --verify: what the peer said */
 	struct resume resume;       /* --resume: where the data started */
-	struct retry *retry;        /* --retry: the session across connections (retry.h), or NULL */
-	struct listener *listener;  /* -l: where the connection came from (-k --resume holds) */
+	struct prefix prefix;       /* --resume --verify: the bytes before it, digested */
+	struct verdict verdict;     /* --verify, -P's ends: what the peer confirmed */
 	struct tcp_stats tcp;       /* tcp: TCP_INFO at the last report (report.c reads it) */
-	struct tcp_stats streams[STRIPE_MAX]; /* -P: each connection's; tcp sums them up */
+	struct tcp_stats conn_tcp[CONN_MAX]; /* -P: each connection's; tcp sums them up */
+	off_t stdin_at; /* --retry: where stdin's data starts in its file, -1: not a file (resume.c)
+	                 */
+	int lost_errno; /* errno of the socket failure that ended the relay, 0: another cause */
+	int close_plainly; /* the peer must read our last words (a refusal): close, do not reset */
 	int exit_status;
 	char error[256]; /* the one-line reason, empty on success */
 };

@@ -23,6 +23,15 @@
 #define EXIT_VERIFY  6 /* --verify: count or digest differs; --resume: the file is no prefix */
 #define EXIT_WRITE   7 /* writing stdout failed: disk full, file too large, reader gone */
 
+/*
+ * A failure: the exit status it means and the one line that says why. The first one set is
+ * kept (later ones are its consequences); status EXIT_OK: none yet.
+ */
+struct failure {
+	int status;
+	char why[256];
+};
+
 #define KIB ((size_t)1024)
 #define MIB (1024 * KIB)
 
@@ -113,6 +122,12 @@ void log_error(const char *, ...) __attribute__((format(printf, 1, 2)));
 _Noreturn void log_fatal(int, const char *, ...) __attribute__((format(printf, 2, 3)));
 int log_vformat(char *, size_t, int, const char *, va_list) __attribute__((format(printf, 4, 0)));
 int log_format(char *, size_t, int, const char *, ...) __attribute__((format(printf, 4, 5)));
+int failure_set(struct failure *, int, const char *, ...) __attribute__((format(printf, 3, 4)));
+int failure_vset(struct failure *, int, const char *, va_list)
+    __attribute__((format(printf, 3, 0)));
+
+/* random-getrandom.c or random-urandom.c, chosen by configure */
+uint64_t random_id(void);
 
 /* ratelimit.c */
 void ratelimit_init(struct ratelimit *, uint64_t, size_t, int, double);

@@ -73,6 +73,27 @@ int log_format(char *buf, size_t len, int status, const char *fmt, ...)
 	return status;
 }
 
+/*
+ * A failure's reason, unless it has one already: the first failure is the one reported, later
+ * ones are its consequences. Returns the status it keeps.
+ */
+int failure_vset(struct failure *f, int status, const char *fmt, va_list ap)
+{
+	if (f->status == EXIT_OK)
+		f->status = log_vformat(f->why, sizeof f->why, status, fmt, ap);
+	return f->status;
+}
+
+int failure_set(struct failure *f, int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	failure_vset(f, status, fmt, ap);
+	va_end(ap);
+	return f->status;
+}
+
 void log_fatal(int status, const char *fmt, ...)
 {
 	va_list ap;

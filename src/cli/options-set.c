@@ -110,10 +110,10 @@ int options_set_parallel(const struct opt_call *c)
 		return 0;
 	}
 	n = strtoul(c->arg, &end, 10);
-	if (c->arg[0] < '0' || c->arg[0] > '9' || *end != '\0' || n < 1 || n > STRIPE_MAX)
+	if (c->arg[0] < '0' || c->arg[0] > '9' || *end != '\0' || n < 1 || n > CONN_MAX)
 		return log_format(c->err, c->errlen, EXIT_USAGE,
 		                  "%s %s: connections must be 1 to %d, or auto", c->seen->label,
-		                  c->arg, STRIPE_MAX);
+		                  c->arg, CONN_MAX);
 	c->cfg->parallel = (unsigned)n;
 	c->cfg->parallel_auto = 0;
 	return 0;

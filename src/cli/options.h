@@ -130,9 +130,11 @@ extern const struct opt_spec options_table[OPTIONS_COUNT];
 /* options.c */
 int options_parse(int, char **, struct config *, char *, size_t);
 void options_usage(void);
+const struct opt_spec *options_find(const char *);
+
+/* options-value.c */
 int options_number(enum opt_arg, const struct opt_range *, const char *, const char *, uint64_t *,
                    char *, size_t);
-const struct opt_spec *options_find(const char *);
 
 /* options-set.c */
 opt_handler options_set_chunk, options_set_dgram_size, options_set_transport, options_set_acl,

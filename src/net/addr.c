@@ -134,11 +134,8 @@ void addr_format_fd(int fd, int peer, char *out, size_t outlen)
 	addr_format((struct sockaddr *)&ss, len, out, outlen);
 }
 
-/*
- * Whether two IP socket addresses name the same peer: family, address and
- * port (and the scope of an IPv6 link-local address). 0 for anything else.
- */
-int addr_same_peer(const struct sockaddr *a, const struct sockaddr *b)
+/* Two IP socket addresses with the same family and address (and port, when ports says). */
+static int same_ip(const struct sockaddr *a, const struct sockaddr *b, int ports)
 {
 	struct sockaddr_in a4, b4;
 	struct sockaddr_in6 a6, b6;
@@ -149,12 +146,29 @@ int addr_same_peer(const struct sockaddr *a, const struct sockaddr *b)
 	case AF_INET:
 		memcpy(&a4, a, sizeof a4);
 		memcpy(&b4, b, sizeof b4);
-		return a4.sin_port == b4.sin_port && a4.sin_addr.s_addr == b4.sin_addr.s_addr;
+		return (!ports || a4.sin_port == b4.sin_port) &&
+		       a4.sin_addr.s_addr == b4.sin_addr.s_addr;
 	case AF_INET6:
 		memcpy(&a6, a, sizeof a6);
 		memcpy(&b6, b, sizeof b6);
-		return a6.sin6_port == b6.sin6_port && a6.sin6_scope_id == b6.sin6_scope_id &&
+		return (!ports || a6.sin6_port == b6.sin6_port) &&
+		       a6.sin6_scope_id == b6.sin6_scope_id &&
 		       memcmp(&a6.sin6_addr, &b6.sin6_addr, sizeof a6.sin6_addr) == 0;
 	}
 	return 0;
+}
+
+/*
+ * Whether two IP socket addresses name the same peer: family, address and
+ * port (and the scope of an IPv6 link-local address). 0 for anything else.
+ */
+int addr_same_peer(const struct sockaddr *a, const struct sockaddr *b)
+{
+	return same_ip(a, b, 1);
+}
+
+/* ... the same host, whatever the ports: each of -P's connections has its own. */
+int addr_same_host(const struct sockaddr *a, const struct sockaddr *b)
+{
+	return same_ip(a, b, 0);
 }

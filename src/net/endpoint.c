@@ -1,4 +1,7 @@
-/* endpoint.c: the one connected socket, by connect() with a timeout or by listen() and accept(). */
+/*
+ * endpoint.c: one connected socket, by connect() with a timeout or by listen() and accept();
+ * and for -P, further connections to the same peer or from the same listener.
+ */
 #include "config.h"
 
 #include <errno.h>
@@ -14,8 +17,6 @@
 
 #include "fastcat.h"
 #include "net/net.h"
-#include "stripe/stripe.h"
-#include "verify/verify.h"
 
 static void endpoint_describe(struct endpoint *ep)
 {
@@ -236,29 +237,26 @@ static ssize_t peek_sender(struct listener *l, struct sockaddr_storage *from, so
 }
 
 /*
- * --verify: a client's END, VERDICT or DONE sent again after its session
- * here ended (with -k, the listener is already waiting for the next client)
- * cannot start a session, which only a hello or data can: it is stale.
+ * A datagram an earlier session left (the listener's stale says which: with
+ * -k, --verify's END, VERDICT or DONE sent again after its session here
+ * ended) cannot start a session: it is dropped.
  */
-static int stale_control(const struct config *cfg, int fd)
+static int stale_datagram(const struct listener *l)
 {
-	unsigned char d[CTL_MAX];
-	struct ctl c;
+	unsigned char d[64];
 	ssize_t n;
 
-	if (!cfg->verify)
+	if (l->stale == NULL)
 		return 0;
-	n = recv(fd, d, sizeof d, MSG_PEEK);
-	if (n < 0 || verify_ctl_parse(d, (size_t)n, &c) != 1)
-		return 0;
-	return c.type != CTL_HELLO;
+	n = recv(l->fd, d, sizeof d, MSG_PEEK);
+	return n >= 0 && l->stale(d, (size_t)n);
 }
 
 /*
  * A connectionless listener has no accept(): it waits for the first datagram
  * from a sender --allow/--deny let in (peeked, so the relay still reads it;
- * the datagrams of refused senders, and control datagrams an earlier
- * --verify session left, are read and dropped) and connects to its
+ * the datagrams of refused senders, and stale ones an earlier session
+ * left, are read and dropped) and connects to its
  * sender, which makes the kernel drop datagrams from anyone else and sends
  * replies there.
  */
@@ -279,10 +277,10 @@ static int accept_first_datagram(const struct config *cfg, struct listener *l, s
 		if (peek_sender(l, &from, &len, err, errlen) < 0)
 			return EXIT_RUNTIME;
 		admitted = listener_admits(cfg, l, (struct sockaddr *)&from, len, "datagram");
-		if (admitted && !stale_control(cfg, l->fd))
+		if (admitted && !stale_datagram(l))
 			break;
 		if (admitted)
-			log_verbose("dropped an earlier session's --verify control datagram");
+			log_verbose("dropped an earlier session's %s", l->stale_name);
 		recv(l->fd, &byte, 1, 0); /* the rest of the datagram goes with it */
 	}
 	ep->fd = dup(l->fd);
@@ -436,21 +434,14 @@ void endpoint_abort(const struct config *cfg, struct endpoint *ep)
 
 	if (ep->fd >= 0 && !cfg->transport->connectionless)
 		setsockopt(ep->fd, SOL_SOCKET, SO_LINGER, &now, sizeof now);
-	for (unsigned i = 1; i < ep->stripes; i++)
-		setsockopt(ep->stripe[i], SOL_SOCKET, SO_LINGER, &now, sizeof now);
 }
 
 /* Close, and remove a temporary Unix address this end bound. */
 void endpoint_close(struct endpoint *ep)
 {
-	stripe_growth_free(ep->growth);
-	ep->growth = NULL;
 	if (ep->fd >= 0)
 		close(ep->fd);
 	ep->fd = -1;
-	for (unsigned i = 1; i < ep->stripes; i++)
-		close(ep->stripe[i]);
-	ep->stripes = 0;
 	if (ep->bound_path[0] != '\0')
 		unlink(ep->bound_path);
 	ep->bound_path[0] = '\0';

@@ -295,3 +295,14 @@ void listener_close(struct listener *l)
 		unlink(l->created_path);
 	l->created_path[0] = '\0';
 }
+
+/*
+ * -k --resume: seconds other senders are refused for, while the hold of a
+ * lost --retry session has not run out (the session's sender may be back).
+ */
+uint32_t listener_busy_seconds(const struct listener *l)
+{
+	double left = l->held != 0 ? l->held_until - clock_now() : 0;
+
+	return left > 0 ? (uint32_t)left + 1 : 0;
+}

@@ -37,6 +37,20 @@ struct listener {
 	char refused[112];      /* the peer refused last, logged once for a run of refusals */
 	uint64_t held;          /* -k --resume: the --retry session a lost connection left ... */
 	double held_until;      /* ... refusing other senders until then (retry-wire.c's hold) */
+	/* a connectionless listener: a datagram an earlier session left, which starts none */
+	int (*stale)(const unsigned char *, size_t);
+	const char *stale_name; /* ... what -v calls it when it is dropped */
+};
+
+/* A connected socket and what is known about it. */
+struct endpoint {
+	int fd;
+	int sndbuf;      /* effective SO_SNDBUF read back from the kernel */
+	int rcvbuf;      /* effective SO_RCVBUF read back from the kernel */
+	char local[112]; /* printable "addr:port", Unix path or "@name" */
+	char peer[112];
+	char bound_path[112]; /* a temporary Unix path this end bound, removed at close */
+	int cannot_send;      /* the datagram peer has no address to answer to */
 };
 
 struct addrinfo;
@@ -48,6 +62,7 @@ int addr_unix_check(const char *, char *, size_t);
 void addr_format(const struct sockaddr *, socklen_t, char *, size_t);
 void addr_format_fd(int, int, char *, size_t);
 int addr_same_peer(const struct sockaddr *, const struct sockaddr *);
+int addr_same_host(const struct sockaddr *, const struct sockaddr *);
 
 /* endpoint.c */
 int endpoint_connect(const struct config *, struct endpoint *, char *, size_t);
@@ -69,6 +84,7 @@ int listener_admits(const struct config *, struct listener *, const struct socka
                     const char *);
 void listener_forget_peer(struct listener *);
 void listener_close(struct listener *);
+uint32_t listener_busy_seconds(const struct listener *);
 
 /* sock.c */
 int sock_open(const struct config *, int, char *, size_t);

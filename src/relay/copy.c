@@ -38,14 +38,12 @@ static const char *copy_rw_reason(const struct flow *f, const struct config *cfg
 		return "this build has no splice (configure --disable-splice, or not Linux)";
 	if (cfg->transport->datagram)
 		return "datagrams are read and sent whole";
-	if (cfg->verify)
-		return "--verify frames and digests the bytes";
+	if (f->ops->rw_reason != NULL)
+		return f->ops->rw_reason; /* a feature frames, cuts or digests the bytes */
 	if (cfg->checksum)
 		return "--checksum reads the bytes";
-	if (cfg->parallel)
-		return "-P cuts the stream into chunks";
-	if (f->replay != NULL)
-		return "--retry keeps what it reads from a pipe in its replay buffer";
+	if (f->source.rw_reason != NULL)
+		return f->source.rw_reason;
 	if (isatty(flow_src(f)) || isatty(flow_dst(f)))
 		return "a terminal";
 	if (f->kind == FLOW_SEND && fstat(flow_src(f), &st) == 0 && S_ISCHR(st.st_mode))
@@ -133,6 +131,46 @@ static int copy_unsupported(int err)
 	return err == EINVAL || err == ENOSYS || err == EOPNOTSUPP || err == ENOTSUP;
 }
 
+/* Only a splicing flow has a pipe; the fds of any other flow may not even be set. */
+void copy_close(struct flow *f)
+{
+	if (f->method != METHOD_SPLICE)
+		return;
+	close(f->pipe[0]);
+	close(f->pipe[1]);
+	f->pipe[0] = f->pipe[1] = -1;
+}
+
+/*
+ * Go on with read/write when splice or sendfile turned out not to work for
+ * these fds (an O_APPEND stdout, a file system without splice). Bytes
+ * already in the pipe move into the buffer first, so none are lost or
+ * reordered. 0, or -1 when that failed (the flow's failure says why).
+ */
+static int copy_fall_back(struct flow *f, int is_write)
+{
+	(f->copy_forced ? log_warn
+	                : log_verbose)("%s: %s not supported here (%s); using read/write",
+	                               flow_name(f), copy_method_name(f->method), strerror(errno));
+	while (f->piped > 0) {
+		size_t room = iobuf_room(&f->buf); /* >= piped: flow_init caps the pipe */
+		ssize_t n =
+		    read(f->pipe[0], iobuf_tail(&f->buf), room < f->piped ? room : f->piped);
+		if (n <= 0) {
+			if (n < 0 && errno == EINTR)
+				continue;
+			flow_failed(f, is_write, n == 0 ? EIO : errno);
+			return -1;
+		}
+		iobuf_produced(&f->buf, (size_t)n);
+		f->piped -= (size_t)n;
+	}
+	copy_close(f);
+	f->method = METHOD_RW;
+	f->stats->copy = METHOD_RW;
+	return 0;
+}
+
 /* A zero-copy read: source -> the flow's pipe, at most the room flow_room() leaves in it. */
 int copy_read(struct flow *f, size_t want)
 {
@@ -154,7 +192,7 @@ int copy_read(struct flow *f, size_t want)
 	case IO_INTERRUPTED: break;
 	case IO_FAILED:
 		if (copy_unsupported(errno))
-			return flow_fall_back(f, 0);
+			return copy_fall_back(f, 0);
 		flow_failed(f, 0, errno);
 		return -1;
 	}
@@ -182,49 +220,8 @@ int copy_write(struct flow *f, size_t want)
 	case IO_INTERRUPTED: break;
 	case IO_FAILED:
 		if (copy_unsupported(errno))
-			return flow_fall_back(f, 1);
+			return copy_fall_back(f, 1);
 		return flow_write_failed(f, want);
 	}
 	return 0;
-}
-
-/*
- * Go on with read/write when splice or sendfile turned out not to work for
- * these fds (an O_APPEND stdout, a file system without splice). Bytes
- * already in the pipe move into the buffer first, so none are lost or
- * reordered. 0, or -1 with errno.
- */
-int copy_fallback(struct flow *f)
-{
-	(f->copy_forced ? log_warn
-	                : log_verbose)("%s: %s not supported here (%s); using read/write",
-	                               flow_name(f), copy_method_name(f->method), strerror(errno));
-	while (f->piped > 0) {
-		size_t room = iobuf_room(&f->buf); /* >= piped: flow_init caps the pipe */
-		ssize_t n =
-		    read(f->pipe[0], iobuf_tail(&f->buf), room < f->piped ? room : f->piped);
-		if (n <= 0) {
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n == 0)
-				errno = EIO;
-			return -1;
-		}
-		iobuf_produced(&f->buf, (size_t)n);
-		f->piped -= (size_t)n;
-	}
-	copy_close(f);
-	f->method = METHOD_RW;
-	f->stats->copy = METHOD_RW;
-	return 0;
-}
-
-/* Only a splicing flow has a pipe; the fds of any other flow may not even be set. */
-void copy_close(struct flow *f)
-{
-	if (f->method != METHOD_SPLICE)
-		return;
-	close(f->pipe[0]);
-	close(f->pipe[1]);
-	f->pipe[0] = f->pipe[1] = -1;
 }

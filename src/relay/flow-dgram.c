@@ -1,19 +1,20 @@
 /*
- * flow-dgram.c: a flow's datagram path: --seq numbers, whole datagrams in
+ * flow-dgram.c: a flow's datagram steps: --seq numbers, whole datagrams in
  * and out (batched where the platform can), the EOF datagram, the peer a
- * connectionless listener locked onto, and control datagrams of --verify.
+ * connectionless listener locked onto, and a feature's own datagrams among
+ * the data (its ops->datagram takes them).
  */
 #include "config.h"
 
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "fastcat.h"
 #include "base/base.h"
 #include "net/net.h"
 #include "relay/flow.h"
-#include "verify/verify.h"
 
 /* --seq: each datagram starts with its sequence number, 8 bytes big-endian. */
 #define SEQ_HEADER SEQ_HEADER_BYTES
@@ -82,61 +83,20 @@ static ssize_t flow_account(struct flow *f, ssize_t n, int flags, const unsigned
 }
 
 /*
- * A datagram that may be a --verify control datagram: its first CTL_HEADER
- * bytes at head, the rest (len bytes) at body. With --verify over datagrams
- * it goes to dgverify.c; the peer's data may come only after its hello. Without
- * --verify, a peer's hello is refused, and told so. 1: consumed (not data);
- * 0: data; -1: failed (errno EPROTO, verify->why).
+ * A datagram whose first bytes (head, then the rest at body) may be a
+ * feature's own (--verify's control datagrams, or a refusal of them): the
+ * flow's ops take it. 1: taken (not data); 0: data; -1: failed.
  */
-static int flow_control(struct flow *f, const unsigned char *head, const unsigned char *body,
-                        size_t len)
-{
-	struct ctl c;
-	int rc = verify_ctl_decode(head, body, len, &c);
-
-	errno = EPROTO;
-	if (f->verify == NULL)
-		return 0;
-	if (f->dg == NULL) {
-		if (rc != 1 || c.type != CTL_HELLO)
-			return 0;
-		dgverify_send(flow_src(f), &(struct ctl){.type = CTL_REFUSE});
-		flow_verify_failed(f, 0,
-		                   "the peer sends --verify datagrams; give --verify at "
-		                   "this end too");
-		return -1;
-	}
-	if (rc < 0) {
-		flow_verify_failed(f, 0, "the peer sent a malformed control datagram");
-		return -1;
-	}
-	if (rc == 1) {
-		f->moved = 1; /* the peer is alive: not idle for -w */
-		if (dgverify_receive(f->dg, &c, clock_now()) == 0)
-			return 1;
-		flow_failed(f, 0, EPROTO);
-		return -1;
-	}
-	if (f->verify->hello_seen)
-		return 0;
-	/* a peer without --verify: our hello tells a fastcat one why it fails too */
-	dgverify_send(flow_src(f), &(struct ctl){.type = CTL_HELLO, .flags = CTL_ANSWER});
-	flow_verify_failed(f, 0,
-	                   "the peer's data came without the verify hello (is --verify "
-	                   "given at both ends?)");
-	return -1;
-}
-
-/* flow_control for a datagram of n bytes, header apart with --seq. */
-static int flow_control_datagram(struct flow *f, const unsigned char *header,
+static int flow_feature_datagram(struct flow *f, const unsigned char *header,
                                  const unsigned char *payload, ssize_t n)
 {
+	size_t head = f->seq ? SEQ_HEADER : DATAGRAM_HEAD;
+
+	if (f->ops->datagram == NULL || n < (ssize_t)head)
+		return 0;
 	if (f->seq)
-		return n < SEQ_HEADER ? 0
-		                      : flow_control(f, header, payload, (size_t)n - SEQ_HEADER);
-	return n < CTL_HEADER
-	           ? 0
-	           : flow_control(f, payload, payload + CTL_HEADER, (size_t)n - CTL_HEADER);
+		return f->ops->datagram(f, header, payload, (size_t)n - SEQ_HEADER);
+	return f->ops->datagram(f, payload, payload + DATAGRAM_HEAD, (size_t)n - DATAGRAM_HEAD);
 }
 
 /*
@@ -161,7 +121,7 @@ static int flow_from_peer(const struct flow *f, const struct sockaddr_storage *f
  * seen; with --seq the header lands apart from the data and is counted.
  * Returns the payload bytes, 0 for a zero-length datagram or EOF, -1, or -2.
  */
-ssize_t flow_dgram_recv(struct flow *f, size_t want)
+static ssize_t flow_dgram_recv(struct flow *f, size_t want)
 {
 	unsigned char header[SEQ_HEADER];
 	struct iovec iov[2] = {{header, SEQ_HEADER}, {iobuf_tail(&f->buf), want}};
@@ -180,7 +140,7 @@ ssize_t flow_dgram_recv(struct flow *f, size_t want)
 	if (n >= 0 && f->only_peer && !flow_from_peer(f, &from, msg.msg_namelen))
 		return -2;
 	if (n > 0) {
-		int rc = flow_control_datagram(f, header, iov[1].iov_base, n);
+		int rc = flow_feature_datagram(f, header, iov[1].iov_base, n);
 		if (rc != 0)
 			return rc > 0 ? -2 : -1;
 	}
@@ -194,7 +154,7 @@ ssize_t flow_dgram_recv(struct flow *f, size_t want)
  * datagram is cut, and counted as truncated. Returns the bytes produced
  * (the EOF marker sets src_eof), -1 with errno, or -2 for nothing usable.
  */
-ssize_t flow_dgram_recv_batch(struct flow *f)
+static ssize_t flow_dgram_recv_batch(struct flow *f)
 {
 	unsigned char headers[BATCH_MAX][SEQ_HEADER];
 	struct sockaddr_storage from[BATCH_MAX];
@@ -226,7 +186,7 @@ ssize_t flow_dgram_recv_batch(struct flow *f)
 		if (f->only_peer && !flow_from_peer(f, &from[i], msgs[i].msg_namelen))
 			continue;
 		if (lens[i] > 0) {
-			int rc = flow_control_datagram(f, headers[i],
+			int rc = flow_feature_datagram(f, headers[i],
 			                               (unsigned char *)base + (size_t)i * slot,
 			                               (ssize_t)lens[i]);
 			if (rc < 0)
@@ -249,7 +209,7 @@ ssize_t flow_dgram_recv_batch(struct flow *f)
 }
 
 /* --seq: one datagram goes out behind its number. */
-ssize_t flow_dgram_send(struct flow *f, size_t want)
+static ssize_t flow_dgram_send(struct flow *f, size_t want)
 {
 	unsigned char header[SEQ_HEADER];
 	struct iovec iov[2] = {{header, SEQ_HEADER}, {iobuf_head(&f->buf), want}};
@@ -272,7 +232,7 @@ ssize_t flow_dgram_send(struct flow *f, size_t want)
  * takes up to BATCH_MAX of them (sendmmsg where the platform has it).
  * Returns the payload bytes sent and the number of datagrams in *count.
  */
-ssize_t flow_dgram_send_batch(struct flow *f, unsigned *count)
+static ssize_t flow_dgram_send_batch(struct flow *f, unsigned *count)
 {
 	unsigned char headers[BATCH_MAX][SEQ_HEADER];
 	struct iovec iov[BATCH_MAX][2];
@@ -296,6 +256,50 @@ ssize_t flow_dgram_send_batch(struct flow *f, unsigned *count)
 	f->next_seq += (uint64_t)sent;
 	*count = (unsigned)sent;
 	return (ssize_t)((size_t)sent * size);
+}
+
+/*
+ * The datagram read step: with --dgram-size at a receiver and room for two,
+ * a batch (flow_dgram_recv_batch: it counts what it produced, so -2); else
+ * one datagram, read(2)'s way.
+ */
+ssize_t flow_dgram_read(struct flow *f, size_t want)
+{
+	ssize_t n;
+
+	if (f->recv_slot == 0 || iobuf_room(&f->buf) < 2 * f->recv_slot)
+		return flow_dgram_recv(f, want);
+	n = flow_dgram_recv_batch(f);
+	if (n > 0)
+		flow_count_read(f, (size_t)n);
+	return n >= 0 ? -2 : n; /* a batch produced its data and its EOF itself */
+}
+
+/*
+ * The datagram write step: with --dgram-size and several whole datagrams
+ * waiting, a batch (a limited flow makes one write at a time); with --seq,
+ * one behind its number; else one write(2), one datagram.
+ */
+int flow_dgram_write(struct flow *f, size_t want)
+{
+	unsigned count = 1;
+	ssize_t n;
+
+	if (f->exact && !f->limited && iobuf_len(&f->buf) >= 2 * f->write_size)
+		n = flow_dgram_send_batch(f, &count);
+	else if (f->seq)
+		n = flow_dgram_send(f, want);
+	else
+		n = write(flow_dst(f), iobuf_head(&f->buf), want);
+	f->stats->writes++;
+	switch (io_result(n)) {
+	case IO_MOVED: flow_wrote(f, (size_t)n, count); break;
+	case IO_AGAIN: flow_set_dst_ready(f, 0); break;
+	case IO_END:
+	case IO_INTERRUPTED: break;
+	case IO_FAILED: return flow_write_failed(f, want);
+	}
+	return 0;
 }
 
 /*
@@ -343,12 +347,12 @@ void flow_dgram_init(struct flow *f, const struct config *cfg, struct flow_stats
 	if (f->read_size < t->receive_buffer)
 		f->read_size = t->receive_buffer;
 	/* with --verify over datagrams, the END is the EOF */
-	f->ignore_empty = t->connectionless && (!cfg->dgram_eof || f->dg != NULL);
+	f->ignore_empty = t->connectionless && (!cfg->dgram_eof || f->ops->ends_input);
 	f->soft_refusal = t->connectionless;
 	if (t->connectionless && cfg->listen)
 		flow_lock_peer(f);
 	f->recv_slot = cfg->dgram_size;
-	if (f->dg != NULL && f->recv_slot != 0 && f->recv_slot < CTL_MAX - CTL_HEADER)
-		f->recv_slot = CTL_MAX - CTL_HEADER; /* a control datagram fits whole */
+	if (f->recv_slot != 0 && f->recv_slot < f->ops->datagram_min)
+		f->recv_slot = f->ops->datagram_min; /* a feature's own datagram fits whole */
 	seqtrack_init(&stats->seq);
 }

@@ -8,15 +8,11 @@
 #include "fastcat.h"
 #include "net/net.h"
 #include "relay/flow.h"
-#include "stripe/stripe.h"
-#include "verify/verify.h"
-
-/* --verify: room for a header in front of a full read, and for END and VERDICT. */
-#define VERIFY_ROOM (FRAME_HEADER + 2 * FRAME_TRAILER)
 
 /*
  * Size the flow's buffer for its transport: a datagram source reads whole
- * datagrams; exact datagrams need room for a whole number of them.
+ * datagrams; exact datagrams need room for a whole number of them; a
+ * feature may want room for its trailers.
  */
 static size_t flow_capacity(const struct flow *f)
 {
@@ -26,9 +22,7 @@ static size_t flow_capacity(const struct flow *f)
 		cap = (cap + f->write_size - 1) / f->write_size * f->write_size;
 	if (f->dgram_src)
 		cap += f->read_size; /* room for more small datagrams before one write */
-	if (flow_is_framed(f))
-		cap += VERIFY_ROOM;
-	return cap;
+	return cap + f->ops->read_reserve + f->ops->buffer_extra;
 }
 
 /*
@@ -53,78 +47,68 @@ static void flow_sizes(struct flow *f, const struct config *cfg)
 		f->pipe_cap = flow_capacity(f);
 	if (f->method == METHOD_SPLICE && f->read_size > f->pipe_cap)
 		f->read_size = f->pipe_cap; /* the kernel gave a smaller pipe than a chunk */
-	f->read_min = f->exact ? 1 : f->read_size;
-	if (flow_is_framed(f) && f->kind == FLOW_SEND)
-		f->read_min += FRAME_HEADER;
+	f->read_min = (f->exact ? 1 : f->read_size) + f->ops->read_reserve;
 	f->stats->read_size = f->read_size;
 	f->stats->write_size = f->write_size;
 	f->stats->copy = f->method;
 }
 
-/* stdio on one side, the connection on the other; both may be ready until a call says not. */
-static void flow_attach(struct flow *f, const struct flow_setup *setup)
+/* What plugs into the flow, as its role says. */
+static void flow_plug(struct flow *f, const struct flow_setup *setup)
 {
-	int to_socket = setup->kind == FLOW_SEND;
-
-	f->stdio = to_socket ? setup->src : setup->dst;
-	f->net.fd[0] = to_socket ? setup->dst : setup->src;
-	f->net.n = setup->nnet > 0 ? setup->nnet : 1;
-	for (unsigned i = 1; i < f->net.n; i++)
-		f->net.fd[i] = setup->net[i];
-	f->stdio_ready = 1;
-	for (unsigned i = 0; i < f->net.n; i++)
-		f->net.ready[i] = 1;
+	f->ops = setup->ops != NULL ? setup->ops : &flow_plain_ops;
+	f->ctx = setup->ctx;
+	f->source = setup->source;
+	f->sink = setup->sink;
+	f->nguards = setup->nguards;
+	memcpy(f->guards, setup->guards, sizeof f->guards);
 }
 
-/* Set a flow up from its role and the transport. 0, or -1 when memory runs out. */
-int flow_init(struct flow *f, const struct flow_setup *setup, struct flow_stats *stats)
+/*
+ * Set a flow up from its role and the transport: stdio on one side, the
+ * connection sock on the other, both ready until a call says not. 0, or -1
+ * when memory runs out.
+ */
+int flow_init(struct flow *f, enum flow_kind kind, const struct config *cfg,
+              const struct flow_setup *setup, int stdio, int sock, struct flow_stats *stats)
 {
-	const struct config *cfg = setup->cfg;
-	int to_socket = setup->kind == FLOW_SEND;
-
 	memset(f, 0, sizeof *f);
-	f->kind = setup->kind;
-	flow_attach(f, setup);
+	f->kind = kind;
+	flow_plug(f, setup);
+	f->stdio = stdio;
+	f->sock = sock;
+	f->stdio_ready = f->sock_ready = 1;
 	f->enabled = f->running = setup->enabled;
 	f->discard = setup->discard;
 	f->keep_dst = setup->keep_dst;
 	f->stats = stats;
-	f->verify = setup->verify;
-	f->replay = setup->replay;
-	f->retry = setup->retry;
-	f->dg = setup->dg;
-	f->checksum = cfg->checksum && !flow_is_framed(f); /* framing digests the payload itself */
+	f->checksum = cfg->checksum && !f->ops->digests_itself;
 	digest_init(&stats->digest);
-	/* --verify --resume (framed, or -P's ends): the digest both ends confirm is the whole
-	 * file's, from byte 0 */
-	if (f->verify != NULL &&
-	    (to_socket ? f->verify->prefix_sent : f->verify->prefix_received) > 0)
-		stats->digest = f->verify->prefix;
+	/* --verify --resume: the digest both ends confirm is the whole file's, from byte 0 */
+	if (setup->digest_from != NULL)
+		stats->digest = *setup->digest_from;
 	flow_sizes(f, cfg);
+	flow_choose_steps(f);
 	/* the bucket holds one write; a datagram is never cut to fit it */
 	f->limited = cfg->rate_limit != 0;
 	if (f->limited)
 		ratelimit_init(&f->limit, cfg->rate_limit, f->write_size, f->dgram_dst,
 		               clock_now());
-	f->sniff_hello = !flow_is_framed(f) && !to_socket && f->retry == NULL &&
-	                 cfg->transport->socktype == SOCK_STREAM;
-	lowat_init(&f->lowat, to_socket || setup->nnet > 0 ? -1 : flow_src(f), cfg->rcvlowat,
+	lowat_init(&f->lowat, kind == FLOW_SEND || f->ops->pump != NULL ? -1 : sock, cfg->rcvlowat,
 	           f->read_size);
 	if (!f->enabled)
 		return 0;
-	if (setup->nnet > 0) /* -P: chunks of its own, no stream buffer */
-		return flow_stripe_init(f, setup->nnet, cfg->verify, setup->start);
-	/* Splice needs the buffer only to fall back; untouched, it costs no memory. */
-	if (iobuf_init(&f->buf, flow_capacity(f)) != 0)
+	/* Splice needs the buffer only to fall back; untouched, it costs no memory. A pump of its
+	 * own keeps its own. */
+	if (f->ops->pump == NULL && iobuf_init(&f->buf, flow_capacity(f)) != 0)
 		return -1;
-	if (flow_is_framed(f) && to_socket)
-		flow_verify_init(f);
-	return 0;
+	return f->ops->start != NULL ? f->ops->start(f) : 0;
 }
 
 void flow_free(struct flow *f)
 {
-	flow_stripe_free(f);
+	if (f->ops != NULL && f->ops->stop != NULL)
+		f->ops->stop(f);
 	iobuf_free(&f->buf);
 	copy_close(f);
 }

@@ -1,7 +1,8 @@
 /*
- * flow.c: one direction of the relay: read from src, buffer, write to dst,
- * pass EOF on. The datagram path (flow-dgram.c), the --verify framing
- * (flow-verify.c) and zero-copy moves (copy.c) are steps this pump calls.
+ * flow.c: the stream pump: one direction of the relay read from its source into a buffer,
+ * written to its destination, and its EOF passed on. What a feature changes (frames, a
+ * datagram protocol) comes in through the flow's ops; the copy methods are copy.c's, the
+ * datagram steps flow-dgram.c's, the bookkeeping flow-book.c's.
  */
 #include "config.h"
 
@@ -14,8 +15,6 @@
 
 #include "fastcat.h"
 #include "relay/flow.h"
-#include "retry/retry.h"
-#include "verify/verify.h"
 
 /*
  * Syscalls one flow may make before the loop looks at the other flow and at
@@ -24,40 +23,7 @@
  */
 #define PUMP_BUDGET 64
 
-void flow_failed(struct flow *f, int is_write, int err)
-{
-	f->err = err;
-	f->err_on_write = is_write;
-}
-
-/* A write to the destination failed (errno): what it tried to move goes into the message. */
-int flow_write_failed(struct flow *f, size_t len)
-{
-	f->failed_write_len = len;
-	flow_failed(f, 1, errno);
-	return -1;
-}
-
-/* Every read that brought bytes is counted here, whichever way it came. */
-void flow_count_read(struct flow *f, size_t n)
-{
-	if (n > f->stats->max_read)
-		f->stats->max_read = n;
-	f->moved = 1;
-	lowat_read(&f->lowat, n);
-}
-
-/*
- * Every write that took bytes: delivered counts the data (not --seq or
- * --verify headers), largest is the biggest single write or datagram.
- */
-void flow_count_write(struct flow *f, uint64_t delivered, size_t largest)
-{
-	f->stats->bytes += delivered;
-	if (largest > f->stats->max_write)
-		f->stats->max_write = largest;
-	f->moved = 1;
-}
+const struct flow_ops flow_plain_ops = {.rw_reason = NULL};
 
 /* Bytes waiting for the destination, whatever holds them. */
 static size_t flow_len(const struct flow *f)
@@ -65,38 +31,26 @@ static size_t flow_len(const struct flow *f)
 	switch (f->method) {
 	case METHOD_SPLICE: return f->piped;
 	case METHOD_SENDFILE: return f->src_eof ? 0 : f->write_size; /* the file is the buffer */
-	default: return flow_is_framed(f) ? flow_verify_len(f) : iobuf_len(&f->buf);
+	default: return f->ops->len != NULL ? f->ops->len(f) : iobuf_len(&f->buf);
 	}
 }
 
-/* Bytes written or parked, whatever holds them: 0 when nothing is left to pass on. */
+/* Bytes written or parked, whatever holds them: 0 when something is left to pass on. */
 static int flow_drained(const struct flow *f)
 {
-	const struct verify *v = f->verify;
-
-	if (f->dg != NULL && f->kind == FLOW_SEND)
-		return v->hello_seen; /* our END goes after the handshake */
-	if (f->method != METHOD_RW || !flow_is_framed(f) || f->kind == FLOW_RECEIVE)
-		return 1;
-	/* our VERDICT answers the peer's END; a peer that closed without one gets none */
-	return iobuf_len(&f->buf) == 0 && f->end_queued &&
-	       (f->verdict_queued || (v->peer_done && !v->end_seen));
+	return f->ops->drained == NULL || f->ops->drained(f);
 }
 
 /* Bytes the next read may bring in; sendfile reads and writes in one call, so never. */
 static size_t flow_room(const struct flow *f)
 {
+	size_t room = iobuf_room(&f->buf), source = flow_source_room(f);
+
 	switch (f->method) {
 	case METHOD_SPLICE: return f->pipe_full ? 0 : f->pipe_cap - f->piped;
 	case METHOD_SENDFILE: return 0;
-	default: break;
+	default: return source < room ? source : room;
 	}
-	if (f->replay != NULL) { /* --retry from a pipe: never more than the ring can hold */
-		size_t ring = replay_room(f->replay), room = iobuf_room(&f->buf);
-
-		return ring < room ? ring : room;
-	}
-	return iobuf_room(&f->buf);
 }
 
 /* Bytes read from the source that did not reach the destination (for error messages). */
@@ -105,35 +59,15 @@ size_t flow_unsent(const struct flow *f)
 	return f->method == METHOD_SENDFILE ? 0 : flow_len(f);
 }
 
-/* splice or sendfile said "not for these fds": carry on with read/write. */
-int flow_fall_back(struct flow *f, int is_write)
+/* The read steps: stdin or the socket with read(2), or stdin through the flow's source. */
+static ssize_t read_plain(struct flow *f, size_t want)
 {
-	if (copy_fallback(f) == 0)
-		return 0;
-	flow_failed(f, is_write, errno);
-	return -1;
-}
-
-/* The source said EAGAIN: poll() decides when to read again (or the low-water mark's patience). */
-void flow_source_dry(struct flow *f)
-{
-	flow_set_src_ready(f, 0);
-	if (lowat_on(&f->lowat))
-		lowat_wait(&f->lowat, clock_now());
-}
-
-/* Bytes from the source into the buffer: datagrams, a DATA frame, or a plain read. */
-static ssize_t flow_source_read(struct flow *f, size_t want, int batch)
-{
-	if (batch)
-		return flow_dgram_recv_batch(f);
-	if (flow_is_framed(f) && f->kind == FLOW_SEND)
-		return flow_verify_read(f, want);
-	if (f->dgram_src)
-		return flow_dgram_recv(f, want);
-	if (f->replay != NULL)
-		return retry_flow_read(f, want);
 	return read(flow_src(f), iobuf_tail(&f->buf), want);
+}
+
+static ssize_t read_source(struct flow *f, size_t want)
+{
+	return flow_source_read(f, iobuf_tail(&f->buf), want);
 }
 
 /*
@@ -143,34 +77,30 @@ static ssize_t flow_source_read(struct flow *f, size_t want, int batch)
  */
 static void flow_unreachable(struct flow *f)
 {
-	if (f->dg != NULL)
-		f->dg->unreachable = 1;
+	if (f->ops->unreachable != NULL)
+		f->ops->unreachable(f);
 	log_verbose("the peer's port was unreachable for a datagram we sent");
 }
 
 static int flow_read(struct flow *f)
 {
-	size_t room = flow_room(f);
-	int batch = f->recv_slot != 0 && room >= 2 * f->recv_slot;
+	size_t room = flow_room(f), reserve = f->ops->read_reserve;
 	size_t want = room < f->read_size ? room : f->read_size;
 	ssize_t n;
 
-	if (f->sniff_hello) {
-		int rc = flow_verify_sniff(f);
+	if (f->nguards > 0) {
+		int rc = sniff_hello(f);
 		if (rc <= 0)
 			return rc;
 	}
 	if (f->method == METHOD_SPLICE)
 		return copy_read(f, want);
-	if (flow_is_framed(f) && f->kind == FLOW_SEND && want + FRAME_HEADER > room)
-		want = room - FRAME_HEADER; /* read_min keeps room above FRAME_HEADER */
-	n = flow_source_read(f, want, batch);
+	if (want + reserve > room)
+		want = room - reserve; /* read_min keeps room above the reserve */
+	n = f->read(f, want);
 	f->stats->reads++;
-	if (n == -2 || (batch && n >= 0)) {
-		if (n > 0)
-			flow_count_read(f, (size_t)n);
-		return 0; /* runts dropped; a batch produced its data and its EOF itself */
-	}
+	if (n == -2)
+		return 0; /* the step took care of what it read (datagrams dropped, or a batch) */
 	switch (io_result(n)) {
 	case IO_MOVED:
 		iobuf_produced(&f->buf, (size_t)n);
@@ -203,7 +133,7 @@ static size_t flow_write_len(struct flow *f, size_t len)
 }
 
 /* --send-only: what the peer sent is dropped, but counted (and digested) as delivered. */
-static void flow_discard(struct flow *f, size_t want)
+static int write_discard(struct flow *f, size_t want)
 {
 	size_t drop = f->limited ? want : iobuf_len(&f->buf);
 
@@ -211,56 +141,66 @@ static void flow_discard(struct flow *f, size_t want)
 		digest_update(&f->stats->digest, iobuf_head(&f->buf), drop);
 	f->stats->bytes += drop;
 	iobuf_consumed(&f->buf, drop);
+	return 0;
 }
 
-/* n bytes of count equal datagrams (or one write) left the buffer's head. */
-static void flow_wrote(struct flow *f, size_t n, unsigned count)
+/* A sink takes what the buffer holds, whole; nothing goes to stdout. */
+static int write_sink(struct flow *f, size_t want)
 {
-	uint64_t delivered = n;
+	size_t len = iobuf_len(&f->buf);
 
-	if (f->checksum)
-		digest_update(&f->stats->digest, iobuf_head(&f->buf), n);
-	if (flow_is_framed(f)) {
-		f->gate -= n < f->gate ? n : f->gate;
-		delivered = flow_verify_payload(f, n);
-	}
-	iobuf_consumed(&f->buf, n);
-	f->stats->datagrams += f->dgram_dst ? count : 0;
-	flow_count_write(f, delivered, n / count); /* a batch holds equal datagrams */
+	(void)want;
+	if (f->sink.take(f->sink.ctx, f, (const unsigned char *)iobuf_head(&f->buf), len) != 0)
+		return -1;
+	iobuf_consumed(&f->buf, len);
+	return 0;
 }
 
-/* Write at most want bytes (flow_write_len) to the destination, or drop them. */
-static int flow_write(struct flow *f, size_t want)
+/* One write(2) of at most want bytes from the buffer's head. */
+static int write_plain(struct flow *f, size_t want)
 {
-	unsigned count = 1;
-	ssize_t n;
+	ssize_t n = write(flow_dst(f), iobuf_head(&f->buf), want);
 
-	if (f->method != METHOD_RW)
-		return copy_write(f, want);
-	if (flow_is_framed(f) && f->kind == FLOW_RECEIVE)
-		return flow_verify_write(f, want);
-	if (f->retry != NULL)
-		return retry_flow_confirms(f);
-	if (f->discard) {
-		flow_discard(f, want);
-		return 0;
-	}
-	/* a batch is many writes in one call: a limited flow makes one at a time */
-	if (f->exact && !f->limited && iobuf_len(&f->buf) >= 2 * f->write_size)
-		n = flow_dgram_send_batch(f, &count);
-	else if (f->seq && f->dgram_dst)
-		n = flow_dgram_send(f, want);
-	else
-		n = write(flow_dst(f), iobuf_head(&f->buf), want);
 	f->stats->writes++;
 	switch (io_result(n)) {
-	case IO_MOVED: flow_wrote(f, (size_t)n, count); break;
+	case IO_MOVED: flow_wrote(f, (size_t)n, 1); break;
 	case IO_AGAIN: flow_set_dst_ready(f, 0); break;
 	case IO_END:
 	case IO_INTERRUPTED: break;
 	case IO_FAILED: return flow_write_failed(f, want);
 	}
 	return 0;
+}
+
+/* The flow's read and write steps, from its role and what plugs into it: once, at set-up. */
+void flow_choose_steps(struct flow *f)
+{
+	if (f->ops->read != NULL)
+		f->read = f->ops->read;
+	else if (f->dgram_src)
+		f->read = flow_dgram_read;
+	else if (f->source.read != NULL)
+		f->read = read_source;
+	else
+		f->read = read_plain;
+	if (f->ops->write != NULL)
+		f->write = f->ops->write;
+	else if (f->sink.take != NULL)
+		f->write = write_sink;
+	else if (f->discard)
+		f->write = write_discard;
+	else if (f->dgram_dst)
+		f->write = flow_dgram_write;
+	else
+		f->write = write_plain;
+}
+
+/* Write at most want bytes (flow_write_len) to the destination, or drop them. */
+static int flow_write(struct flow *f, size_t want)
+{
+	if (f->method != METHOD_RW)
+		return copy_write(f, want);
+	return f->write(f, want);
 }
 
 /* EOF to stdout: close it so whoever reads it sees the end; /dev/null keeps fd 1 taken. */
@@ -275,17 +215,14 @@ static void flow_close_stdout(struct flow *f)
 }
 
 /*
- * Pass a flow's EOF on. To the socket: a zero-length datagram for
- * connectionless transports, else a half-close, so the peer sees our EOF
- * while we keep reading its data. To stdout: close it.
- * Returns 1 when done, 0 when the socket cannot take the EOF datagram yet.
+ * Pass a flow's EOF on the relay's way. To the socket: a zero-length datagram
+ * for connectionless transports, else a half-close, so the peer sees our EOF
+ * while we keep reading its data. To stdout: close it. 1 when done, 0 when
+ * the socket cannot take the EOF datagram yet, -1 when it failed.
  */
-int flow_finish(struct flow *f)
+static int flow_pass_eof(struct flow *f)
 {
-	if (f->dg != NULL && f->kind == FLOW_SEND) {
-		f->dg->end_due = 1; /* our END says it (dgverify.c), until the peer's VERDICT */
-		f->dg->sent_datagrams = f->next_seq;
-	} else if (f->eof_datagram) {
+	if (f->eof_datagram) {
 		if (!flow_dst_ready(f))
 			return 0;
 		ssize_t sent = flow_dgram_send_eof(f);
@@ -306,14 +243,18 @@ int flow_finish(struct flow *f)
 	} else if (!f->keep_dst && !f->discard) {
 		flow_close_stdout(f);
 	}
-	if (f->kind == FLOW_RECEIVE && f->verify != NULL)
-		f->verify->peer_done = 1;
-	if (f->kind == FLOW_RECEIVE && f->dg != NULL) {
-		/* every datagram before the peer's END is written: our VERDICT can go */
-		f->verify->delivered_bytes = f->stats->bytes;
-		f->verify->delivered_digest = digest_final(&f->stats->digest);
-		f->dg->verdict_ready = 1;
-	}
+	return 1;
+}
+
+/* Pass the flow's EOF on (its feature's way, or the relay's), and stop it. 1, 0 or -1. */
+int flow_finish(struct flow *f)
+{
+	int rc = f->ops->pass_eof != NULL ? f->ops->pass_eof(f) : flow_pass_eof(f);
+
+	if (rc <= 0)
+		return rc;
+	if (f->ops->ended != NULL)
+		f->ops->ended(f);
 	f->running = 0;
 	f->stats->finished = clock_now();
 	return 1;
@@ -333,40 +274,29 @@ static int flow_write_limited(struct flow *f, size_t want)
 	return 0;
 }
 
-/* --verify over datagrams: no data goes before the peer's hello came. */
-static int flow_may_send(const struct flow *f)
-{
-	return f->dg == NULL || f->kind == FLOW_RECEIVE || f->verify->hello_seen;
-}
-
-/*
- * What the pump does before a step: queue --verify trailers, and end a
- * datagram --verify input once the peer's END came and its datagrams are in
- * (or counted lost). -1 when the session failed.
- */
+/* What the pump does before a step: the feature's (trailers, ends), and --seq's stragglers. */
 static int flow_before_step(struct flow *f)
 {
-	if (flow_is_framed(f) && f->kind == FLOW_SEND && flow_verify_queue_trailer(f) < 0)
+	if (f->ops->step != NULL && f->ops->step(f) < 0)
 		return -1;
-	/* the clock only once the END came: this runs for every datagram read */
-	if (f->dg != NULL && f->kind == FLOW_RECEIVE && !f->src_eof && f->verify->end_seen &&
-	    dgverify_input_done(f->dg, &f->stats->seq, clock_now()))
-		f->src_eof = 1;
 	/* --seq: the EOF datagram came before some of the datagrams it counts */
 	if (f->seq_tail > 0 && !f->src_eof && flow_dgram_tail_over(f, clock_now()))
 		f->src_eof = 1;
 	return 0;
 }
 
-/* The buffer's tail is too short for a read, and nothing at its head can go: move it. */
+/*
+ * The buffer's tail is too short for a read, and nothing at its head can go: move it. That
+ * is a part datagram at the very end, or received bytes the destination cannot take yet (a
+ * frame header cut by the buffer's end).
+ */
 static int flow_needs_compact(const struct flow *f, size_t len)
 {
 	if (flow_room(f) >= f->read_min)
 		return 0;
 	if (f->exact)
-		return len < f->write_size; /* a part datagram at the very end: rare */
-	/* a frame header cut by the buffer's end */
-	return flow_is_framed(f) && f->kind == FLOW_RECEIVE && len == 0 && iobuf_len(&f->buf) > 0;
+		return len < f->write_size;
+	return f->kind == FLOW_RECEIVE && len == 0 && iobuf_len(&f->buf) > 0;
 }
 
 /*
@@ -378,10 +308,8 @@ static int flow_needs_compact(const struct flow *f, size_t len)
  * With --rate-limit, a write the bucket cannot pay for yet blocks the flow
  * (the relay sleeps until flow_wait_ms), though reading goes on.
  */
-enum pump_result flow_pump(struct flow *f)
+static enum pump_result flow_pump_stream(struct flow *f)
 {
-	if (f->stripe != NULL)
-		return flow_stripe_pump(f);
 	if (!flow_src_ready(f) && f->lowat.since > 0 && lowat_expired(&f->lowat, clock_now()))
 		flow_set_src_ready(
 		    f, 1); /* a mark held back a paused sender's last bytes: take them */
@@ -391,9 +319,10 @@ enum pump_result flow_pump(struct flow *f)
 		size_t len = flow_len(f), want = 0;
 		int can_read = !f->src_eof && flow_src_ready(f) && flow_room(f) >= f->read_min;
 		int whole = !f->exact || len >= f->write_size || f->src_eof;
+		int may_send = f->ops->may_send == NULL || f->ops->may_send(f);
 
 		if (len > 0 && flow_dst_ready(f) && whole && (len >= f->write_size || !can_read) &&
-		    flow_may_send(f))
+		    may_send)
 			want = flow_write_len(f, len);
 		if (want > 0) {
 			if ((f->limited ? flow_write_limited(f, want) : flow_write(f, want)) < 0)
@@ -416,42 +345,49 @@ enum pump_result flow_pump(struct flow *f)
 	return PUMP_BUDGET_USED;
 }
 
+/* One turn of a flow: its feature's pump, or the stream pump. */
+enum pump_result flow_pump(struct flow *f)
+{
+	return f->ops->pump != NULL ? f->ops->pump(f) : flow_pump_stream(f);
+}
+
 /*
  * Poll events follow from the flow's state: wait only for what would
- * unblock it: stdio's one slot, then one per connection that said EAGAIN.
+ * unblock it: stdio's slot, and the connection's once it said EAGAIN.
  */
 int flow_poll_events(const struct flow *f, struct pollfd *pfd)
 {
 	int sending = f->kind == FLOW_SEND, n = 0;
 	int wants_in = !f->src_eof && flow_room(f) >= f->read_min;
 	int wants_out = flow_len(f) > 0 || f->src_eof;
-	short net_events = sending ? POLLOUT : POLLIN;
 
-	if (f->stripe != NULL)
-		return flow_stripe_poll_events(f, pfd);
+	if (f->ops->poll_events != NULL)
+		return f->ops->poll_events(f, pfd);
 	if (!f->running)
 		return 0;
 	if ((sending ? wants_in : wants_out) && !f->stdio_ready)
 		pfd[n++] = (struct pollfd){.fd = f->stdio, .events = sending ? POLLIN : POLLOUT};
-	for (unsigned i = 0; i < f->net.n && (sending ? wants_out : wants_in); i++)
-		if (!f->net.ready[i])
-			pfd[n++] = (struct pollfd){.fd = f->net.fd[i], .events = net_events};
+	if ((sending ? wants_out : wants_in) && !f->sock_ready)
+		pfd[n++] = (struct pollfd){.fd = f->sock, .events = sending ? POLLOUT : POLLIN};
 	return n;
 }
 
 /* Any event, error or hangup included, means the next syscall will tell us more. */
 void flow_poll_result(struct flow *f, const struct pollfd *pfd, int n)
 {
-	short net_events = f->kind == FLOW_SEND ? POLLOUT : POLLIN;
+	short sock_events = f->kind == FLOW_SEND ? POLLOUT : POLLIN;
 
+	if (f->ops->poll_result != NULL) {
+		f->ops->poll_result(f, pfd, n);
+		return;
+	}
 	for (int i = 0; i < n; i++) {
 		if (pfd[i].revents == 0)
 			continue;
-		if (pfd[i].events != net_events)
+		if (pfd[i].events != sock_events)
 			f->stdio_ready = 1;
 		else
-			for (unsigned k = 0; k < f->net.n; k++)
-				f->net.ready[k] |= f->net.fd[k] == pfd[i].fd;
+			f->sock_ready = 1;
 	}
 }
 

@@ -1,9 +1,10 @@
 /*
- * flow.h: one direction of the relay, and the parts it is made of
- * (flow*.c, copy.c, iobuf.c, lowat.c, ratelimit.c).
+ * flow.h: one direction of the relay. For the relay's own files, and for a feature whose
+ * struct flow_ops (relay.h) works on a flow: the flow's state, the bookkeeping every step
+ * calls (flow-book.c), and how a syscall's result is sorted.
  */
-#ifndef FLOW_H
-#define FLOW_H
+#ifndef FASTCAT_FLOW_H
+#define FASTCAT_FLOW_H
 
 #include <errno.h>
 #include <stdint.h>
@@ -24,56 +25,52 @@ struct lowat {
 	double since; /* waiting on poll() with the mark on since, 0 = not waiting */
 };
 
-enum flow_kind { FLOW_SEND, FLOW_RECEIVE };
-
 /*
- * A flow's socket side: the connections it reads from (receiving) or writes
- * to (sending). One today; striping one stream over several connections
- * (-P) fills more, and the pump picks the one a call uses (cur). Poll
- * slots are one per connection that waits, so the relay's loop keeps its
- * shape whatever n is.
+ * One direction: bytes read from the source wait in buf until the destination takes them.
+ * The socket side is one connection (sock); a feature with a pump of its own (-P) keeps its
+ * connections itself.
  */
-#define FLOW_NET_MAX STRIPE_MAX
-
-struct flow_net {
-	int fd[FLOW_NET_MAX];
-	int ready[FLOW_NET_MAX]; /* optimistic: true until a call on it says EAGAIN */
-	unsigned n;              /* connections in use */
-	unsigned cur;            /* the one the next call uses */
-};
-
-/* One direction: bytes read from src wait in buf until dst takes them. */
 struct flow {
 	enum flow_kind kind;
-	int stdio;                  /* stdin (sending) or stdout (receiving) */
-	int stdio_ready;            /* optimistic: true until a call on it says EAGAIN */
-	struct flow_net net;        /* the socket side */
-	struct stripe_flow *stripe; /* -P: the chunks on their way or held for their turn */
-	int enabled;                /* not turned off by -d */
-	int running;                /* enabled and its EOF not yet passed on */
-	int discard;                /* --send-only: read the peer's data and drop it */
-	int keep_dst;               /* -k: stdout stays open for the next connection */
-	int src_eof;                /* the source said EOF */
-	int dgram_src;              /* whole datagrams in, counted, truncation seen */
-	int dgram_dst;              /* each write is one datagram */
-	int exact;                  /* --dgram-size: only whole write_size datagrams until EOF */
-	int eof_datagram;           /* EOF goes out as a zero-length datagram */
-	int ignore_empty;           /* --no-dgram-eof: a zero-length datagram is not EOF */
-	int soft_refusal;           /* a refused connectionless peer is no reason to stop reading */
-	int checksum;               /* feed what is delivered to stats->digest */
-	int seq;                    /* --seq: datagrams carry a sequence number */
-	uint64_t next_seq;          /* the number the next datagram sent carries */
-	double seq_tail;            /* --seq: the EOF datagram came with gaps open; stragglers
-	                               may fill them until then (0: it did not) */
-	size_t recv_slot; /* --dgram-size at a receiver: the most a datagram holds, 0 = unknown */
+	const struct flow_ops *ops; /* what a feature changes; flow_plain_ops when none */
+	void *ctx;                  /* ... the feature's state */
+	struct flow_source source;  /* sending: how stdin is read (read(2) unless .read) */
+	struct flow_sink sink;      /* receiving: where the peer's bytes go (stdout unless .take) */
+	const struct hello_guard *guards[HELLO_GUARDS_MAX]; /* receiving: refused first bytes */
+	unsigned nguards;                                   /* ... 0 once the first bytes passed */
+	int stdio;                                          /* stdin (sending) or stdout */
+	int stdio_ready;   /* optimistic: true until a call on it says EAGAIN */
+	int sock;          /* the connection */
+	int sock_ready;    /* ... optimistic too */
+	int enabled;       /* not turned off by -d, or by a one-way session */
+	int running;       /* enabled and its EOF not yet passed on */
+	int discard;       /* --send-only: read the peer's data and drop it */
+	int keep_dst;      /* -k: stdout stays open for the next connection */
+	int src_eof;       /* the source said EOF */
+	int dgram_src;     /* whole datagrams in, counted, truncation seen */
+	int dgram_dst;     /* each write is one datagram */
+	int exact;         /* --dgram-size: only whole write_size datagrams until EOF */
+	int eof_datagram;  /* EOF goes out as a zero-length datagram */
+	int ignore_empty;  /* --no-dgram-eof: a zero-length datagram is not EOF */
+	int soft_refusal;  /* a refused connectionless peer is no reason to stop reading */
+	int checksum;      /* feed what is delivered to stats->digest */
+	int seq;           /* --seq: datagrams carry a sequence number */
+	uint64_t next_seq; /* the number the next datagram sent carries */
+	double seq_tail;   /* --seq: the EOF datagram came with gaps open; stragglers
+	                      may fill them until then (0: it did not) */
+	size_t recv_slot;  /* --dgram-size at a receiver: the most a datagram holds, 0 = unknown */
 	size_t read_size, write_size;
 	size_t read_min; /* room needed at the tail before a read */
 	struct iobuf buf;
 	struct flow_stats *stats;
+	/* the stream pump's steps for read/write, chosen once (flow_choose_steps) */
+	ssize_t (*read)(struct flow *, size_t);
+	int (*write)(struct flow *, size_t);
 	int moved;               /* a byte moved since the relay last looked */
 	int err;                 /* errno of the failure that stopped the flow */
 	int err_on_write;        /* ... and whether it was writing */
 	size_t failed_write_len; /* bytes the failed write tried to move */
+	struct failure failure;  /* a failure with its own reason (flow_fail), else the errno's */
 	enum copy_method method; /* how this flow moves bytes (copy.c) */
 	int pipe[2];             /* METHOD_SPLICE: the pipe the bytes pass through */
 	size_t pipe_cap;         /* ... its capacity */
@@ -81,16 +78,6 @@ struct flow {
 	int pipe_full;           /* ... took no more though bytes say room: its slots are used */
 	int copy_forced;         /* --copy=splice: a fallback is worth a warning */
 	int method_told;         /* -v named the zero-copy method (once it moved bytes) */
-	struct verify *verify;   /* the session's --verify state (verify->on), or the sniffer's */
-	struct replay *replay;   /* --retry from a pipe, sending: what was read, until confirmed */
-	struct retry *retry;     /* --retry, the sender receiving: the receiver's confirmations */
-	struct dgverify *dg;     /* --verify over datagrams: the control state; NULL otherwise */
-	int sniff_hello;         /* no --verify: refuse a peer whose first bytes are its hello */
-	size_t gate;             /* --verify, sending: bytes that may go before the peer's hello */
-	int end_queued;          /* --verify, sending: our END is in the buffer */
-	int verdict_queued;      /* --verify, sending: our VERDICT is in the buffer */
-	size_t header_left;      /* --verify, sending: header bytes of the frame at the head */
-	uint64_t frame_left;     /* --verify: payload bytes of the DATA frame at the head */
 	int limited;             /* --rate-limit: writes take tokens from limit */
 	struct ratelimit limit;
 	struct lowat lowat; /* receiving from TCP: wake per --rcvlowat while data queues */
@@ -99,129 +86,35 @@ struct flow {
 	struct sockaddr_storage peer;
 };
 
-/* What flow_init needs to know about a flow's role. */
-struct flow_setup {
-	const struct config *cfg;
-	enum flow_kind kind;
-	int src, dst;
-	int enabled, discard, keep_dst;
-	struct verify *verify;
-	struct replay *replay; /* --retry: the sending flow's replay buffer, else NULL */
-	struct retry *retry;   /* --retry: the sender's receiving flow takes confirmations */
-	struct dgverify *dg;   /* --verify over datagrams, else NULL */
-	const int *net;        /* the socket side's connections (src or dst is the first) ... */
-	unsigned nnet;         /* ... how many; 0: just src or dst */
-	uint64_t start;        /* -P --resume: the stream offset the data starts at (L) */
-};
-
-enum pump_result { PUMP_BLOCKED, PUMP_BUDGET_USED, PUMP_FINISHED, PUMP_FAILED };
-
-/* copy.c */
-void copy_choose(struct flow *, const struct config *);
-int copy_read(struct flow *, size_t);
-int copy_write(struct flow *, size_t);
-int copy_fallback(struct flow *);
-void copy_close(struct flow *);
-
-/* batch-mmsg.c or batch-single.c, chosen by configure */
-#define BATCH_MAX 64 /* datagrams one batch_send call may take */
-struct msghdr;
-int batch_send(int, const struct msghdr *, unsigned);
-int batch_recv(int, struct msghdr *, unsigned, size_t *);
-
-/* zerocopy-linux.c or zerocopy-none.c, chosen by configure (zerocopy_available: relay.h) */
-int zerocopy_pipe(int[2], size_t, size_t *);
-void zerocopy_grow_pipe(int, size_t);
-ssize_t zerocopy_splice(int, int, size_t);
-ssize_t zerocopy_sendfile(int, int, size_t);
-
-/* flow.c: the pump, and what its parts share */
-struct pollfd;
-enum pump_result flow_pump(struct flow *);
-size_t flow_unsent(const struct flow *);
-int flow_poll_events(const struct flow *, struct pollfd *);
-void flow_poll_result(struct flow *, const struct pollfd *, int);
-long flow_wait_ms(const struct flow *, double);
-void flow_failed(struct flow *, int, int);
-int flow_write_failed(struct flow *, size_t);
-int flow_fall_back(struct flow *, int);
-void flow_source_dry(struct flow *);
-void flow_count_read(struct flow *, size_t);
-void flow_count_write(struct flow *, uint64_t, size_t);
-int flow_finish(struct flow *);
-
-/* flow-stripe.c */
-int flow_stripe_init(struct flow *, unsigned, int, uint64_t);
-enum pump_result flow_stripe_pump(struct flow *);
-int flow_stripe_poll_events(const struct flow *, struct pollfd *);
-const char *flow_stripe_failure(const struct flow *, int *);
-int flow_stripe_attach(struct flow *, int);
-void flow_stripe_free(struct flow *);
-int stripe_fail(struct flow *, int, int, const char *, ...) __attribute__((format(printf, 4, 5)));
-int stripe_socket_failed(struct flow *, int, const char *);
-
-/* flow-stripe-in.c */
-enum pump_result stripe_pump_receive(struct flow *);
-enum pump_result stripe_pump_drain(struct flow *);
-
-/* flow-setup.c */
-int flow_init(struct flow *, const struct flow_setup *, struct flow_stats *);
-void flow_free(struct flow *);
-
-/* flow-dgram.c */
-ssize_t flow_dgram_recv(struct flow *, size_t);
-ssize_t flow_dgram_recv_batch(struct flow *);
-ssize_t flow_dgram_send(struct flow *, size_t);
-ssize_t flow_dgram_send_batch(struct flow *, unsigned *);
-ssize_t flow_dgram_send_eof(struct flow *);
-int flow_dgram_tail_over(const struct flow *, double);
-void flow_dgram_init(struct flow *, const struct config *, struct flow_stats *);
-
-/* flow-verify.c */
-int flow_verify_failed(struct flow *, int, const char *);
-ssize_t flow_verify_read(struct flow *, size_t);
-int flow_verify_sniff(struct flow *);
-size_t flow_verify_len(const struct flow *);
-size_t flow_verify_payload(struct flow *, size_t);
-int flow_verify_write(struct flow *, size_t);
-int flow_verify_queue_trailer(struct flow *);
-void flow_verify_init(struct flow *);
-
-/* --verify over streams: this flow carries frames (sending) or takes them apart (receiving). */
-static inline int flow_is_framed(const struct flow *f)
-{
-	return f->verify != NULL && f->verify->on && !f->verify->datagram;
-}
-
-/* The source and destination of the flow's next call, and whether they may be ready. */
+/* The source and destination of the stream pump's calls, and whether they may be ready. */
 static inline int flow_src(const struct flow *f)
 {
-	return f->kind == FLOW_SEND ? f->stdio : f->net.fd[f->net.cur];
+	return f->kind == FLOW_SEND ? f->stdio : f->sock;
 }
 
 static inline int flow_dst(const struct flow *f)
 {
-	return f->kind == FLOW_SEND ? f->net.fd[f->net.cur] : f->stdio;
+	return f->kind == FLOW_SEND ? f->sock : f->stdio;
 }
 
 static inline int flow_src_ready(const struct flow *f)
 {
-	return f->kind == FLOW_SEND ? f->stdio_ready : f->net.ready[f->net.cur];
+	return f->kind == FLOW_SEND ? f->stdio_ready : f->sock_ready;
 }
 
 static inline int flow_dst_ready(const struct flow *f)
 {
-	return f->kind == FLOW_SEND ? f->net.ready[f->net.cur] : f->stdio_ready;
+	return f->kind == FLOW_SEND ? f->sock_ready : f->stdio_ready;
 }
 
 static inline void flow_set_src_ready(struct flow *f, int ready)
 {
-	*(f->kind == FLOW_SEND ? &f->stdio_ready : &f->net.ready[f->net.cur]) = ready;
+	*(f->kind == FLOW_SEND ? &f->stdio_ready : &f->sock_ready) = ready;
 }
 
 static inline void flow_set_dst_ready(struct flow *f, int ready)
 {
-	*(f->kind == FLOW_SEND ? &f->net.ready[f->net.cur] : &f->stdio_ready) = ready;
+	*(f->kind == FLOW_SEND ? &f->sock_ready : &f->stdio_ready) = ready;
 }
 
 /*
@@ -240,6 +133,59 @@ static inline enum io_result io_result(ssize_t n)
 		return IO_AGAIN;
 	return errno == EINTR ? IO_INTERRUPTED : IO_FAILED;
 }
+
+/* flow-book.c: the bookkeeping every step calls, the relay's own and the features' */
+void flow_count_read(struct flow *, size_t);
+void flow_count_write(struct flow *, uint64_t, size_t);
+void flow_wrote(struct flow *, size_t, unsigned);
+void flow_failed(struct flow *, int, int);
+int flow_write_failed(struct flow *, size_t);
+int flow_fail(struct flow *, int, const char *, ...) __attribute__((format(printf, 3, 4)));
+void flow_source_dry(struct flow *);
+ssize_t flow_source_read(struct flow *, void *, size_t);
+size_t flow_source_room(const struct flow *);
+
+/* flow.c: the stream pump */
+enum pump_result flow_pump(struct flow *);
+int flow_poll_events(const struct flow *, struct pollfd *);
+void flow_poll_result(struct flow *, const struct pollfd *, int);
+long flow_wait_ms(const struct flow *, double);
+int flow_finish(struct flow *);
+size_t flow_unsent(const struct flow *);
+void flow_choose_steps(struct flow *);
+
+/* flow-setup.c */
+int flow_init(struct flow *, enum flow_kind, const struct config *, const struct flow_setup *, int,
+              int, struct flow_stats *);
+void flow_free(struct flow *);
+
+/* flow-dgram.c: the datagram steps */
+ssize_t flow_dgram_read(struct flow *, size_t);
+int flow_dgram_write(struct flow *, size_t);
+ssize_t flow_dgram_send_eof(struct flow *);
+int flow_dgram_tail_over(const struct flow *, double);
+void flow_dgram_init(struct flow *, const struct config *, struct flow_stats *);
+
+/* copy.c */
+void copy_choose(struct flow *, const struct config *);
+int copy_read(struct flow *, size_t);
+int copy_write(struct flow *, size_t);
+void copy_close(struct flow *);
+
+/* sniff.c */
+int sniff_hello(struct flow *);
+
+/* batch-mmsg.c or batch-single.c, chosen by configure */
+#define BATCH_MAX 64 /* datagrams one batch_send call may take */
+struct msghdr;
+int batch_send(int, const struct msghdr *, unsigned);
+int batch_recv(int, struct msghdr *, unsigned, size_t *);
+
+/* zerocopy-linux.c or zerocopy-none.c, chosen by configure (zerocopy_available: relay.h) */
+int zerocopy_pipe(int[2], size_t, size_t *);
+void zerocopy_grow_pipe(int, size_t);
+ssize_t zerocopy_splice(int, int, size_t);
+ssize_t zerocopy_sendfile(int, int, size_t);
 
 /* lowat.c */
 void lowat_init(struct lowat *, int, size_t, size_t);

@@ -1,4 +1,7 @@
-/* relay.c: the poll loop that moves stdin -> socket and socket -> stdout, and the EOF rules. */
+/*
+ * relay.c: the poll loop that moves stdin -> socket and socket -> stdout, and the EOF rules.
+ * It knows two flows and the agents that registered (relay.h); no feature by name.
+ */
 #include "config.h"
 
 #include <errno.h>
@@ -12,54 +15,46 @@
 
 #include "fastcat.h"
 #include "net/net.h"
-#include "report/report.h"
-#include "verify/verify.h"
 #include "relay/flow.h"
-#include "retry/retry.h"
-#include "stripe/stripe.h"
 
 /*
- * The pollfd array by name: each flow's slots (FLOW_SEND, FLOW_RECEIVE: its
- * source and destination, whichever it waits for), then the control
- * socket's. A flow fills its own range, so the loop's shape does not depend
- * on how many fds a flow has.
+ * The pollfd array: each flow's slots (its stdio and its connections, whichever
+ * it waits for), then each agent's. Everyone fills its own range, so the
+ * loop's shape does not depend on how many fds anyone has.
  */
-enum { SLOT_CONTROL = 2, SLOT_GROWTH, SLOT_RETRY, SLOT_KINDS };
-/*
- * stdio and sockets of each flow, control; -P auto's connections on their
- * way, its listener; --retry's socket and listener
- */
-#define POLL_SLOTS_MAX (2 * (1 + FLOW_NET_MAX) + 1 + STRIPE_MAX + 1 + 2)
+#define POLL_SLOTS_MAX 256
 
 struct poll_slots {
 	struct pollfd fds[POLL_SLOTS_MAX];
-	int first[SLOT_KINDS], count[SLOT_KINDS];
+	int first[2 + RELAY_AGENTS_MAX], count[2 + RELAY_AGENTS_MAX]; /* flows, then agents */
 	nfds_t n;
 };
 
 struct relay {
 	struct session *s;
 	struct flow flows[2];
-	struct dgverify dg;       /* --verify over datagrams: the control datagrams' state */
-	double last_activity;     /* for the -w idle timeout */
-	double quit_at;           /* -q deadline once stdin is done, 0 = none */
-	int saved_flags[2];       /* stdin/stdout file status flags to restore */
-	struct progress progress; /* --progress, --interval */
+	struct relay_agent agents[RELAY_AGENTS_MAX];
+	unsigned nagents;
+	double last_activity; /* for the -w idle timeout */
+	double quit_at;       /* -q deadline once stdin is done, 0 = none */
+	int quit_by_q;        /* -q ended the session: said after the agents stopped */
+	int saved_flags[2];   /* stdin/stdout file status flags to restore */
 };
 
-static void relay_fail(struct relay *r, int status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-/* The first failure is the one reported: later ones are its consequences. */
-static void relay_fail(struct relay *r, int status, const char *fmt, ...)
+/*
+ * The session ends with status and the reason; the first failure is the one
+ * reported, later ones are its consequences. Returns the status kept.
+ */
+int relay_fail(struct relay *r, int status, const char *fmt, ...)
 {
-	va_list ap;
+	if (r->s->exit_status == EXIT_OK) {
+		va_list ap;
 
-	if (r->s->exit_status != EXIT_OK)
-		return;
-	va_start(ap, fmt);
-	r->s->exit_status = log_vformat(r->s->error, sizeof r->s->error, status, fmt, ap);
-	va_end(ap);
+		va_start(ap, fmt);
+		r->s->exit_status = log_vformat(r->s->error, sizeof r->s->error, status, fmt, ap);
+		va_end(ap);
+	}
+	return r->s->exit_status;
 }
 
 /* What a socket error says about the transfer, as an exit status. */
@@ -81,15 +76,11 @@ static void relay_flow_failed(struct relay *r, const struct flow *f)
 {
 	const char *peer = r->s->ep->peer, *why = strerror(f->err);
 	int status = socket_error_status(f->err);
-	const char *stripe_why = flow_stripe_failure(f, &status);
 
-	if (r->s->retry != NULL)
-		r->s->retry->lost_errno = f->err == EPROTO ? 0 : f->err; /* for "connection lost" */
-	if (stripe_why != NULL)
-		relay_fail(r, status, "%s", stripe_why);
-	else if (f->err == EPROTO && f->verify->why[0] != '\0')
-		relay_fail(r, f->verify->why_status ? f->verify->why_status : EXIT_VERIFY, "%s",
-		           f->verify->why);
+	/* a failure with a reason of its own is no lost connection's errno */
+	r->s->lost_errno = f->failure.status != EXIT_OK ? 0 : f->err;
+	if (f->failure.status != EXIT_OK)
+		relay_fail(r, f->failure.status, "%s", f->failure.why);
 	else if (f->kind == FLOW_SEND && !f->err_on_write)
 		relay_fail(r, EXIT_RUNTIME, "read stdin: %s", why);
 	else if (f->kind == FLOW_SEND && f->err == EMSGSIZE)
@@ -106,6 +97,12 @@ static void relay_flow_failed(struct relay *r, const struct flow *f)
 		relay_fail(r, EXIT_WRITE, "write stdout: %s", why);
 }
 
+/* The earlier of two monotonic deadlines, -1 being none. */
+static double earliest(double a, double b)
+{
+	return a < 0 || (b >= 0 && b < a) ? b : a;
+}
+
 /* Milliseconds until a flow needs a turn with no fd event (flow_wait_ms); -1: none does. */
 static long relay_flow_wait(const struct relay *r, double now)
 {
@@ -119,30 +116,30 @@ static long relay_flow_wait(const struct relay *r, double now)
 	return wait;
 }
 
+/* The earliest moment an agent needs a turn with no fd event, or -1. */
+static double relay_agents_due(const struct relay *r, double now)
+{
+	double due = -1;
+
+	for (unsigned i = 0; i < r->nagents; i++)
+		if (r->agents[i].due != NULL)
+			due = earliest(due, r->agents[i].due(r->agents[i].ctx, r, now));
+	return due;
+}
+
 /*
  * Milliseconds poll() may sleep: until the -w idle limit, the -q deadline,
- * the next progress line, or a flow's own deadline (flow_wait, -1 for none).
+ * an agent's deadline, or a flow's own (flow_wait, -1 for none).
  */
 static int relay_poll_timeout(const struct relay *r, double now, long flow_wait)
 {
-	double until = -1, drawing = progress_due(&r->progress);
-	double control = dgverify_due(r->s->verify.dg, r->flows[FLOW_RECEIVE].running, now);
-	double growth = r->s->ep->growth ? stripe_growth_due(r->s->ep->growth) : -1;
-	double retry = retry_due(r->s, r->last_activity);
+	double until = relay_agents_due(r, now);
 	long idle_ms = r->s->cfg->timeout_ms, ms;
 
 	if (idle_ms >= 0)
-		until = r->last_activity + (double)idle_ms / 1000;
-	if (r->quit_at > 0 && (until < 0 || r->quit_at < until))
-		until = r->quit_at;
-	if (drawing > 0 && (until < 0 || drawing < until))
-		until = drawing;
-	if (control >= 0 && (until < 0 || control < until))
-		until = control;
-	if (growth >= 0 && (until < 0 || growth < until))
-		until = growth;
-	if (retry >= 0 && (until < 0 || retry < until))
-		until = retry;
+		until = earliest(until, r->last_activity + (double)idle_ms / 1000);
+	if (r->quit_at > 0)
+		until = earliest(until, r->quit_at);
 	if (until < 0)
 		ms = -1;
 	else if (until <= now)
@@ -154,21 +151,28 @@ static int relay_poll_timeout(const struct relay *r, double now, long flow_wait)
 	return (int)ms;
 }
 
+/* No agent holds the session open (--verify over datagrams: until its exchange is done). */
+static int relay_agents_settled(const struct relay *r)
+{
+	for (unsigned i = 0; i < r->nagents; i++)
+		if (r->agents[i].busy != NULL && r->agents[i].busy(r->agents[i].ctx, r))
+			return 0;
+	return 1;
+}
+
 /* Is the session over? Sets the failure reason when a timeout ends it. */
 static int relay_done(struct relay *r, double now)
 {
 	const struct config *cfg = r->s->cfg;
 	const struct flow *send = &r->flows[FLOW_SEND], *recv = &r->flows[FLOW_RECEIVE];
+	int settled = relay_agents_settled(r);
 
-	int confirmed = !r->s->verify.datagram || dgverify_finished(r->s->verify.dg);
-
-	if (!send->running && !recv->running && confirmed)
+	if (!send->running && !recv->running && settled)
 		return 1; /* every enabled direction passed its EOF on */
-	if (cfg->exit_on_peer_eof && recv->enabled && !recv->running && confirmed)
+	if (cfg->exit_on_peer_eof && recv->enabled && !recv->running && settled)
 		return 1; /* the peer is done and the user asked not to wait for stdin */
 	if (r->quit_at > 0 && now >= r->quit_at) {
-		progress_clear(&r->progress);
-		log_verbose("-q: the peer did not finish in time after stdin EOF; exiting");
+		r->quit_by_q = 1;
 		return 1;
 	}
 	if (cfg->timeout_ms >= 0 && now - r->last_activity >= (double)cfg->timeout_ms / 1000) {
@@ -198,77 +202,61 @@ static void stdio_restore(const struct relay *r, int in_fd, int out_fd)
 		fcntl(out_fd, F_SETFL, r->saved_flags[1]);
 }
 
-/* -P and --retry sessions go one way, over the connections and buffers the session holds. */
-static void setup_one_way(const struct session *s, struct flow_setup *send, struct flow_setup *recv)
-{
-	int listen = s->cfg->listen;
-
-	if (s->ep->stripes > 0) {
-		/* -P: the sender drains the connections for their ends */
-		send->net = recv->net = s->ep->stripe;
-		send->nnet = recv->nnet = s->ep->stripes;
-		send->enabled = !listen;
-		recv->discard = !listen;
-		/* -P --resume: the chunks' offsets go on from the receiver's file length */
-		send->start = recv->start = s->resume.on ? s->resume.offset : 0;
-	}
-	if (s->retry != NULL) {
-		/* the receiver's stdin is not read, the sender's stdout not written */
-		send->enabled = send->enabled && !listen;
-		recv->discard = recv->discard || !listen;
-		send->replay = listen ? NULL : s->retry->ring;
-		recv->retry = listen ? NULL : s->retry;
-	}
-}
-
-static int relay_setup(struct relay *r, struct session *s, int in_fd, int out_fd)
+/*
+ * The relay's own roles: stdin -> socket unless -d, socket -> stdout; a
+ * feature changes them before relay_run (a one-way session, frames, a pump).
+ * --send-only still reads the socket, to drop what arrives: closing a
+ * socket with unread data makes the kernel send a reset, and the peer then
+ * loses what we sent that it had not read yet.
+ */
+void relay_plan(struct relay_setup *rs, struct session *s, int in_fd, int out_fd)
 {
 	const struct config *cfg = s->cfg;
+
+	memset(rs, 0, sizeof *rs);
+	rs->s = s;
+	rs->in = in_fd;
+	rs->out = out_fd;
+	rs->flows[FLOW_SEND].enabled = !cfg->recv_only && !s->ep->cannot_send;
+	rs->flows[FLOW_RECEIVE].enabled = 1;
+	rs->flows[FLOW_RECEIVE].discard = cfg->send_only;
+	rs->flows[FLOW_RECEIVE].keep_dst = cfg->keep_listening;
+}
+
+/* One more agent: its table of calls, and the state they get (ctx). */
+void relay_add_agent(struct relay_setup *rs, const struct relay_agent *a, void *ctx)
+{
+	if (rs->nagents == RELAY_AGENTS_MAX)
+		return;
+	rs->agents[rs->nagents] = *a;
+	rs->agents[rs->nagents++].ctx = ctx;
+}
+
+static int relay_setup(struct relay *r, const struct relay_setup *rs)
+{
+	struct session *s = rs->s;
+	const struct config *cfg = s->cfg;
 	int sock = s->ep->fd;
-	/*
-	 * --send-only still reads the socket, to drop what arrives: closing a
-	 * socket with unread data makes the kernel send a reset, and the peer
-	 * then loses what we sent that it had not read yet.
-	 */
-	struct flow_setup send = {.cfg = cfg,
-	                          .kind = FLOW_SEND,
-	                          .src = in_fd,
-	                          .dst = sock,
-	                          .enabled =
-	                              (!cfg->recv_only || cfg->verify) && !s->ep->cannot_send,
-	                          .verify = &s->verify};
-	struct flow_setup recv = {.cfg = cfg,
-	                          .kind = FLOW_RECEIVE,
-	                          .src = sock,
-	                          .dst = out_fd,
-	                          .enabled = 1,
-	                          .discard = cfg->send_only,
-	                          .keep_dst = cfg->keep_listening,
-	                          .verify = &s->verify};
 
 	memset(r, 0, sizeof *r);
 	r->s = s;
-	setup_one_way(s, &send, &recv);
-	if (s->verify.datagram) {
-		r->dg.v = &s->verify;
-		s->verify.dg = send.dg = recv.dg = &r->dg;
-	}
-	if (flow_init(&r->flows[FLOW_SEND], &send, &s->sent) != 0 ||
-	    flow_init(&r->flows[FLOW_RECEIVE], &recv, &s->received) != 0) {
+	memcpy(r->agents, rs->agents, sizeof r->agents);
+	r->nagents = rs->nagents;
+	if (flow_init(&r->flows[FLOW_SEND], FLOW_SEND, cfg, &rs->flows[FLOW_SEND], rs->in, sock,
+	              &s->sent) != 0 ||
+	    flow_init(&r->flows[FLOW_RECEIVE], FLOW_RECEIVE, cfg, &rs->flows[FLOW_RECEIVE], rs->out,
+	              sock, &s->received) != 0) {
 		relay_fail(r, EXIT_RUNTIME, "cannot allocate the relay buffers");
 		return -1;
 	}
-	for (int i = 0; i < 2 && s->ep->growth != NULL; i++)
-		if (r->flows[i].stripe != NULL)
-			r->flows[i].stripe->grows = 1;
-	/* --verify with -d: no stdin, but the hello, END and VERDICT still go out */
+	/* -d: no stdin, but a feature's hello and end may still go out */
 	r->flows[FLOW_SEND].src_eof = cfg->recv_only;
 	s->receive_buffer = r->flows[FLOW_RECEIVE].read_size;
 	r->last_activity = clock_now();
-	if (s->verify.datagram)
-		dgverify_start(&r->dg, cfg, s->ep, r->last_activity);
-	progress_start(&r->progress, s, in_fd);
-	stdio_nonblock(r, in_fd, out_fd);
+	for (unsigned i = 0; i < r->nagents; i++)
+		if (r->agents[i].start != NULL)
+			r->agents[i].start(r->agents[i].ctx, r, r->last_activity);
+	stdio_nonblock(r, rs->in, rs->out);
 	return 0;
 }
 
@@ -309,116 +297,42 @@ static int relay_pump_all(struct relay *r)
 	return busy;
 }
 
-/*
- * --verify over datagrams: the control datagrams' round (dgverify.c). What
- * the peer said counts as activity for -w. 0, or -1 when the session failed.
- */
-static int relay_control(struct relay *r, double now)
+/* Each agent's turn after the flows moved. 0, or -1 when one ended the session. */
+static int relay_agents_turn(struct relay *r, double now)
 {
-	struct verify *v = &r->s->verify;
-	int status;
+	for (unsigned i = 0; i < r->nagents; i++) {
+		const struct relay_agent *a = &r->agents[i];
 
-	if (!v->datagram)
-		return 0;
-	status = dgverify_tick(r->s, r->flows[FLOW_RECEIVE].running, now);
-	if (r->dg.last_heard > r->last_activity)
-		r->last_activity = r->dg.last_heard;
-	if (status == 0)
-		return 0;
-	relay_fail(r, status, "%s", v->why);
-	return -1;
+		if (a->turn != NULL && a->turn(a->ctx, r, now) != 0)
+			return -1; /* it said why (relay_fail) */
+	}
+	return 0;
 }
 
-/*
- * --retry, the receiver: confirm what was written, give way to a new
- * connection while this one is silent (retry-relay.c). 0, or -1 when the
- * session ends.
- */
-static int relay_retry(struct relay *r, double now)
+/* Fill the slots: what each flow waits for, then each agent. */
+static void relay_poll_prepare(struct relay *r, struct poll_slots *p, double now)
 {
-	char why[sizeof r->s->error];
-	int status;
-
-	/* what moved this round counts: the idle time is since the last byte */
-	for (int i = 0; i < 2; i++)
-		if (r->flows[i].moved)
-			r->last_activity = now;
-	status = retry_tick(r->s, r->flows[FLOW_RECEIVE].running, now, why, sizeof why);
-	if (status == 0)
-		return 0;
-	relay_fail(r, status, "%s", why);
-	return -1;
-}
-
-/* Fill the named slots: what each flow waits for, then the control socket. */
-static void relay_poll_prepare(struct relay *r, struct poll_slots *p)
-{
-	int receiving = r->flows[FLOW_RECEIVE].running;
-
 	p->n = 0;
 	for (int i = 0; i < 2; i++) {
 		p->first[i] = (int)p->n;
 		p->count[i] = flow_poll_events(&r->flows[i], p->fds + p->n);
 		p->n += (nfds_t)p->count[i];
 	}
-	p->first[SLOT_CONTROL] = (int)p->n;
-	p->count[SLOT_CONTROL] = dgverify_wants_read(r->s->verify.dg, receiving);
-	if (p->count[SLOT_CONTROL])
-		p->fds[p->n++] = (struct pollfd){.fd = r->s->ep->fd, .events = POLLIN};
-	p->first[SLOT_GROWTH] = (int)p->n;
-	p->count[SLOT_GROWTH] =
-	    r->s->ep->growth ? stripe_growth_poll_events(r->s->ep->growth, p->fds + p->n) : 0;
-	p->n += (nfds_t)p->count[SLOT_GROWTH];
-	p->first[SLOT_RETRY] = (int)p->n;
-	p->count[SLOT_RETRY] =
-	    retry_poll_events(r->s, r->last_activity, clock_now(), p->fds + p->n);
-	p->n += (nfds_t)p->count[SLOT_RETRY];
-}
+	for (unsigned i = 0; i < r->nagents; i++) {
+		const struct relay_agent *a = &r->agents[i];
 
-/*
- * -P auto: connections that joined since the last turn go into both flows
- * (the sender's drain reads each for its end); the sender's tick may open
- * more. Once stdin is done (sending) or the ENDs' count joined (receiving),
- * no more come. 0, or -1 when the session failed.
- */
-static int relay_grow(struct relay *r, const struct pollfd *pfd, int npfd, double now)
-{
-	struct stripe_growth *g = r->s->ep->growth;
-	struct flow *data = &r->flows[r->s->cfg->listen ? FLOW_RECEIVE : FLOW_SEND];
-	int joined[STRIPE_MAX], n;
-
-	if (g == NULL || !g->grows)
-		return 0;
-	if (!data->running || (data->kind == FLOW_SEND && data->src_eof) ||
-	    (data->stripe->expect > 0 && data->stripe->n == data->stripe->expect)) {
-		stripe_growth_stop(g,
-		                   g->l != NULL ? "the session is complete" : "stdin ended first");
-		return 0;
+		p->first[2 + i] = (int)p->n;
+		p->count[2 + i] =
+		    a->poll_events != NULL
+		        ? a->poll_events(a->ctx, r, p->fds + p->n, POLL_SLOTS_MAX - (int)p->n, now)
+		        : 0;
+		p->n += (nfds_t)p->count[2 + i];
 	}
-	if ((n = stripe_growth_step(g, pfd, npfd, joined, STRIPE_MAX)) < 0) {
-		relay_fail(r, EXIT_RUNTIME, "-P auto: accept on %s: %s", r->s->ep->local,
-		           strerror(errno));
-		return -1;
-	}
-	for (int i = 0; i < n; i++)
-		for (int k = 0; k < 2; k++)
-			if (r->flows[k].stripe != NULL &&
-			    flow_stripe_attach(&r->flows[k], joined[i]) != 0) {
-				relay_fail(r, EXIT_RUNTIME, "-P auto: no memory for connection %u",
-				           r->flows[k].stripe->n + 1);
-				return -1;
-			}
-	if (n > 0)
-		log_verbose("-P auto: %u connections", data->stripe->n);
-	if (data->kind == FLOW_SEND)
-		stripe_grow_tick(g, data->stripe, now);
-	return 0;
 }
 
 /*
  * Sleep in poll() until an fd is ready or something is due; busy: a flow
- * still has budgeted work, so only look. 0, or -1 when poll failed. The
- * control socket's readiness needs no note: dgverify_tick reads it anyway.
+ * still has budgeted work, so only look. 0, or -1 when poll failed.
  */
 static int relay_wait(struct relay *r, int busy, double now)
 {
@@ -426,11 +340,10 @@ static int relay_wait(struct relay *r, int busy, double now)
 	long flow_wait;
 	int timeout;
 
-	relay_poll_prepare(r, &p);
+	relay_poll_prepare(r, &p, now);
 	/* a flow waiting on its --rate-limit bucket or its --rcvlowat patience sleeps here */
 	flow_wait = relay_flow_wait(r, now);
-	if (p.n == 0 && flow_wait < 0 &&
-	    dgverify_due(r->s->verify.dg, r->flows[FLOW_RECEIVE].running, now) < 0)
+	if (p.n == 0 && flow_wait < 0 && relay_agents_due(r, now) < 0)
 		return 0;
 	timeout = busy ? 0 : relay_poll_timeout(r, now, flow_wait);
 	if (poll(p.fds, p.n, timeout) < 0 && errno != EINTR) {
@@ -439,14 +352,20 @@ static int relay_wait(struct relay *r, int busy, double now)
 	}
 	for (int i = 0; i < 2; i++)
 		flow_poll_result(&r->flows[i], p.fds + p.first[i], p.count[i]);
-	retry_poll_result(r->s, p.fds + p.first[SLOT_RETRY], p.count[SLOT_RETRY]);
-	return relay_grow(r, p.fds + p.first[SLOT_GROWTH], p.count[SLOT_GROWTH], clock_now());
+	now = clock_now();
+	for (unsigned i = 0; i < r->nagents; i++) {
+		const struct relay_agent *a = &r->agents[i];
+
+		if (a->poll_result != NULL &&
+		    a->poll_result(a->ctx, r, p.fds + p.first[2 + i], p.count[2 + i], now) != 0)
+			return -1; /* it said why (relay_fail) */
+	}
+	return 0;
 }
 
 /* One turn of the loop. 1 while the session goes on, 0 when it is over. */
 static int relay_turn(struct relay *r)
 {
-	struct session *s = r->s;
 	double now;
 	int busy;
 
@@ -454,42 +373,68 @@ static int relay_turn(struct relay *r)
 		relay_fail(r, EXIT_RUNTIME, "interrupted by %s", signals_stop_name());
 		return 0;
 	}
-	if (signal_report) {
-		signal_report = 0;
-		progress_clear(&r->progress);
-		report_print(s, 0);
-	}
 	busy = relay_pump_all(r);
 	if (busy < 0)
 		return 0;
 	now = clock_now();
-	if (relay_control(r, now) != 0 || relay_retry(r, now) != 0)
-		return 0;
 	relay_note_progress(r, now);
-	if (relay_done(r, now))
+	if (relay_agents_turn(r, now) != 0 || relay_done(r, now))
 		return 0;
-	progress_tick(&r->progress, now);
+	for (unsigned i = 0; i < r->nagents; i++)
+		if (r->agents[i].idle != NULL)
+			r->agents[i].idle(r->agents[i].ctx, r, now);
 	return relay_wait(r, busy, now) == 0;
 }
 
 /*
  * Move data until both directions have passed their EOF on, or until an
- * error, timeout or stop signal; the outcome goes into s. The fds are tried
- * first and polled only when a syscall said EAGAIN, so a one-way transfer
- * with ready fds costs no poll per chunk.
+ * error, timeout or stop signal; the outcome goes into the session. The fds
+ * are tried first and polled only when a syscall said EAGAIN, so a one-way
+ * transfer with ready fds costs no poll per chunk.
  */
-void relay_run(struct session *s, int in_fd, int out_fd)
+void relay_run(struct relay_setup *rs)
 {
 	struct relay r;
 
-	if (relay_setup(&r, s, in_fd, out_fd) == 0) {
+	if (relay_setup(&r, rs) == 0) {
 		while (relay_turn(&r))
 			;
 		/* the report or the error line comes next, on a line of its own */
-		progress_clear(&r.progress);
-		stdio_restore(&r, in_fd, out_fd);
+		for (unsigned i = 0; i < r.nagents; i++)
+			if (r.agents[i].stop != NULL)
+				r.agents[i].stop(r.agents[i].ctx, &r);
+		if (r.quit_by_q)
+			log_verbose("-q: the peer did not finish in time after stdin EOF; exiting");
+		stdio_restore(&r, rs->in, rs->out);
 	}
 	for (int i = 0; i < 2; i++)
 		flow_free(&r.flows[i]);
-	s->verify.dg = NULL; /* it lived in r */
+}
+
+/* For the agents and the features' ops while the relay runs. */
+struct flow *relay_flow(struct relay *r, enum flow_kind kind)
+{
+	return &r->flows[kind];
+}
+
+const struct flow *relay_flow_const(const struct relay *r, enum flow_kind kind)
+{
+	return &r->flows[kind];
+}
+
+struct session *relay_session(const struct relay *r)
+{
+	return r->s;
+}
+
+double relay_idle_since(const struct relay *r)
+{
+	return r->last_activity;
+}
+
+/* The peer said something at when (a control datagram): the session is not idle (-w). */
+void relay_heard(struct relay *r, double when)
+{
+	if (when > r->last_activity)
+		r->last_activity = when;
 }

@@ -51,8 +51,11 @@ void progress_start(struct progress *p, const struct session *s, int in_fd)
 	const struct config *cfg = s->cfg;
 	double now = clock_now();
 
+	int in = p->in;
+
 	memset(p, 0, sizeof *p);
 	p->s = s;
+	p->in = in;
 	if (!cfg->progress && cfg->interval_ms == 0)
 		return;
 	p->total = expected_bytes(cfg, in_fd);

@@ -39,8 +39,8 @@ static void json_flow(char *out, size_t len, const struct flow_stats *f, int dat
 	                 "{\"bytes\":%llu,\"seconds\":%.6f,\"bytes_per_second\":%.1f,"
 	                 "\"syscalls\":%llu,\"reads\":%llu,\"writes\":%llu,\"max_read\":%zu,"
 	                 "\"max_write\":%zu,\"read_size\":%zu,\"write_size\":%zu,\"copy\":\"%s\"",
-	                 (unsigned long long)f->bytes, report_flow_seconds(f, now),
-	                 report_flow_rate(f, now), (unsigned long long)(f->reads + f->writes),
+	                 (unsigned long long)f->bytes, flow_stats_seconds(f, now),
+	                 flow_stats_rate(f, now), (unsigned long long)(f->reads + f->writes),
 	                 (unsigned long long)f->reads, (unsigned long long)f->writes, f->max_read,
 	                 f->max_write, f->read_size, f->write_size, copy_method_name(f->copy));
 
@@ -110,13 +110,13 @@ static void json_streams(char *out, size_t len, const struct session *s)
 	size_t n;
 
 	out[0] = '\0';
-	if (s->ep->stripes == 0 || len < 16)
+	if (s->conns.n == 0 || len < 16)
 		return;
 	n = (size_t)snprintf(out, len, ",\"streams\":["); /* len >= 16 */
-	for (unsigned i = 0; i < s->ep->stripes && n + 2 < len; i++) {
+	for (unsigned i = 0; i < s->conns.n && n + 2 < len; i++) {
 		if (i > 0)
 			out[n++] = ',';
-		json_tcp(out + n, len - n, &s->streams[i]);
+		json_tcp(out + n, len - n, &s->conn_tcp[i]);
 		n += strlen(out + n);
 	}
 	if (n + 2 <= len)
@@ -130,7 +130,7 @@ void report_print_json(const struct session *s, int final, int sndbuf, int rcvbu
 	char sent[512], received[512], local[160], peer[160], error[600], tcp[512] = "";
 	char resumed[24] = "null", skipped[24] = "null", retries[24] = "null",
 	     confirmed[24] = "null";
-	size_t streams_len = s->ep->stripes > 0 ? (size_t)s->ep->stripes * 512 : 1;
+	size_t streams_len = s->conns.n > 0 ? (size_t)s->conns.n * 512 : 1;
 	char *streams = malloc(streams_len); /* -P: up to 32 KiB, not on the stack */
 
 	json_flow(sent, sizeof sent, &s->sent, cfg->transport->datagram, cfg->checksum, 0, now);
@@ -171,9 +171,9 @@ void report_print_json(const struct session *s, int final, int sndbuf, int rcvbu
 	    cfg->read_size > cfg->write_size ? cfg->read_size : cfg->write_size, cfg->read_size,
 	    cfg->write_size, sndbuf, rcvbuf, sent, received, tcp, streams != NULL ? streams : "",
 	    resumed, skipped, retries, confirmed,
-	    !cfg->verify         ? "null"
-	    : s->verify.verified ? "true"
-	                         : "false",
+	    !cfg->verify          ? "null"
+	    : s->verdict.verified ? "true"
+	                          : "false",
 	    s->exit_status, error);
 	free(streams);
 }

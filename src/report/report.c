@@ -10,21 +10,6 @@
 #include "report/report.h"
 #include "relay/relay.h"
 
-/* A direction's seconds so far: from the connection to its EOF, or to now. */
-double report_flow_seconds(const struct flow_stats *f, double now)
-{
-	double end = f->finished > 0 ? f->finished : now;
-
-	return f->started > 0 && end > f->started ? end - f->started : 0;
-}
-
-double report_flow_rate(const struct flow_stats *f, double now)
-{
-	double secs = report_flow_seconds(f, now);
-
-	return secs > 0 ? (double)f->bytes / secs : 0;
-}
-
 /* Which side of a direction is a datagram socket, if any. */
 enum datagram_side { DATAGRAM_NONE, DATAGRAM_READS, DATAGRAM_WRITES };
 
@@ -58,7 +43,7 @@ static void print_human_flow(const char *name, const struct flow_stats *f, enum 
                              int checksum, double now)
 {
 	char approx[32], reads[96], writes[96], tail[96] = "";
-	double rate = report_flow_rate(f, now);
+	double rate = flow_stats_rate(f, now);
 	int n = 0;
 
 	if (side != DATAGRAM_NONE)
@@ -72,7 +57,7 @@ static void print_human_flow(const char *name, const struct flow_stats *f, enum 
 		fprintf(
 		    stderr,
 		    "fastcat: %s 0 bytes (0 B) in %.3f s: nothing moved; %llu read%s, by %s%s\n",
-		    name, report_flow_seconds(f, now), (unsigned long long)f->reads,
+		    name, flow_stats_seconds(f, now), (unsigned long long)f->reads,
 		    f->reads == 1 ? "" : "s", copy_method_name(f->copy), tail);
 		return;
 	}
@@ -88,7 +73,7 @@ static void print_human_flow(const char *name, const struct flow_stats *f, enum 
 		format_calls(writes, sizeof writes, "writes", f->writes, f->bytes, f->max_write);
 	fprintf(stderr,
 	        "fastcat: %s %llu bytes (%s) in %.3f s: %.1f MiB/s, %.3f Gbit/s; %s, %s by %s%s\n",
-	        name, (unsigned long long)f->bytes, approx, report_flow_seconds(f, now),
+	        name, (unsigned long long)f->bytes, approx, flow_stats_seconds(f, now),
 	        rate / (double)MIB, rate * 8 / 1e9, reads, writes, copy_method_name(f->copy), tail);
 }
 
@@ -168,13 +153,13 @@ static void print_human_tcp(const struct tcp_stats *t)
 }
 
 /* -P: "fastcat: -P: 4 connections: cwnd 1.2, 1.1, 1.3, 1.0 MiB; 0, 2, 0, 0 retransmits" */
-static void print_human_streams(const struct session *s)
+static void print_human_conns(const struct session *s)
 {
-	char cwnd[STRIPE_MAX * 12], retrans[STRIPE_MAX * 8];
+	char cwnd[CONN_MAX * 12], retrans[CONN_MAX * 8];
 	size_t c = 0, r = 0;
 
-	for (unsigned i = 0; i < s->ep->stripes; i++) {
-		const struct tcp_stats *t = &s->streams[i];
+	for (unsigned i = 0; i < s->conns.n; i++) {
+		const struct tcp_stats *t = &s->conn_tcp[i];
 		int ok = t->valid && !isnan(t->cwnd_bytes);
 
 		c += (size_t)snprintf(cwnd + c, sizeof cwnd - c, "%s%.1f", i ? ", " : "",
@@ -182,8 +167,8 @@ static void print_human_streams(const struct session *s)
 		r += (size_t)snprintf(retrans + r, sizeof retrans - r, "%s%.0f", i ? ", " : "",
 		                      t->valid && !isnan(t->retransmits) ? t->retransmits : 0.0);
 	}
-	fprintf(stderr, "fastcat: -P: %u connection%s: cwnd %s MiB; %s retransmits\n",
-	        s->ep->stripes, s->ep->stripes == 1 ? "" : "s", cwnd, retrans);
+	fprintf(stderr, "fastcat: -P: %u connection%s: cwnd %s MiB; %s retransmits\n", s->conns.n,
+	        s->conns.n == 1 ? "" : "s", cwnd, retrans);
 }
 
 /*
@@ -232,17 +217,17 @@ static void print_human(const struct session *s, int sndbuf, int rcvbuf, double 
 	print_human_resume(&s->resume);
 	print_human_retry(s);
 	/* with --resume the counts are the whole file's, as the digests are */
-	if (cfg->verify && s->verify.verified)
+	if (cfg->verify && s->verdict.verified)
 		fprintf(stderr,
 		        "fastcat: verified: the peer confirmed the %llu bytes sent, and the %llu "
 		        "bytes received match what it sent\n",
-		        (unsigned long long)(s->sent.bytes + s->verify.prefix_sent),
-		        (unsigned long long)(s->received.bytes + s->verify.prefix_received));
+		        (unsigned long long)(s->sent.bytes + s->prefix.sent),
+		        (unsigned long long)(s->received.bytes + s->prefix.received));
 	print_human_chunks(s, sndbuf, rcvbuf);
 	if (cfg->transport == &transport_tcp)
 		print_human_tcp(&s->tcp);
-	if (s->ep->stripes > 0)
-		print_human_streams(s);
+	if (s->conns.n > 0)
+		print_human_conns(s);
 }
 
 /*
@@ -253,11 +238,11 @@ static void print_hints(const struct session *s, int sndbuf, double now)
 {
 	const struct config *cfg = s->cfg;
 	char wmem[64], rmem[64], line[512];
-	struct hint_input in = {.seconds = report_flow_seconds(&s->sent, now),
+	struct hint_input in = {.seconds = flow_stats_seconds(&s->sent, now),
 	                        .bytes = s->sent.bytes,
 	                        .sndbuf = sndbuf,
 	                        .tcp = &s->tcp,
-	                        .streams = s->ep->stripes};
+	                        .streams = s->conns.n};
 	enum hint h = hint_choose(&in);
 
 	if (hint_format_cap(line, sizeof line, "--sndbuf", "net.core.wmem_max", cfg->sndbuf,
@@ -281,15 +266,15 @@ static void print_hints(const struct session *s, int sndbuf, double now)
  * windows, retransmits and rates add up; RTTs and the busy and limited
  * times are the connections' mean (so the hint's parts of the time hold).
  */
-static void read_streams(struct session *s)
+static void read_conns(struct session *s)
 {
 	struct tcp_stats *t = &s->tcp;
 	unsigned n = 0;
 
-	for (unsigned i = 0; i < s->ep->stripes; i++) {
-		const struct tcp_stats *c = &s->streams[i];
+	for (unsigned i = 0; i < s->conns.n; i++) {
+		const struct tcp_stats *c = &s->conn_tcp[i];
 
-		tcpinfo_read(s->ep->stripe[i], &s->streams[i]);
+		tcpinfo_read(s->conns.fd[i], &s->conn_tcp[i]);
 		if (!c->valid)
 			continue;
 		if (n++ == 0) {
@@ -332,8 +317,8 @@ void report_print(struct session *s, int final)
 		return;
 	if (s->ep->fd >= 0)
 		sock_read_buffers(s->ep->fd, &sndbuf, &rcvbuf);
-	if (tcp && s->ep->stripes > 0)
-		read_streams(s);
+	if (tcp && s->conns.n > 0)
+		read_conns(s);
 	else if (tcp && s->ep->fd >= 0)
 		tcpinfo_read(s->ep->fd, &s->tcp); /* on failure the last figures stand */
 	if (s->cfg->report == REPORT_JSON)

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "fastcat.h"
+#include "relay/relay.h"
 
 /* Byte counts at one moment, for the rate since then. */
 struct progress_mark {
@@ -18,6 +19,7 @@ struct progress_mark {
 /* --progress and --interval: what is on screen and when to draw next (progress.c). */
 struct progress {
 	const struct session *s;
+	int in;             /* stdin, whose file's size makes the 100 % */
 	uint64_t total;     /* bytes expected in the counted direction, 0 = unknown */
 	int count_received; /* the percentage counts received bytes (-d), else sent */
 	int live;           /* --progress and stderr is a terminal */
@@ -54,10 +56,11 @@ double progress_due(const struct progress *);
 void progress_tick(struct progress *, double);
 void progress_clear(struct progress *);
 
+/* report-agent.c */
+void report_plug(struct progress *, struct relay_setup *);
+
 /* report.c */
 void report_print(struct session *, int);
-double report_flow_seconds(const struct flow_stats *, double);
-double report_flow_rate(const struct flow_stats *, double);
 
 /* report-json.c */
 void report_print_json(const struct session *, int, int, int, double);

@@ -7,7 +7,6 @@
 #include "fastcat.h"
 #include "base/base.h"
 #include "resume/resume.h"
-#include "retry/retry.h"
 
 const char resume_hello[RESUME_HELLO_BYTES] = "FASTCAT-RESUME1\n";
 static const unsigned char offer_magic[4] = {'F', 'C', 'R', 'O'};

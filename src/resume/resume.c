@@ -21,9 +21,13 @@
 #include "fastcat.h"
 #include "base/base.h"
 #include "resume/resume.h"
-#include "retry/retry.h"
-#include "verify/verify.h"
 #include "net/net.h"
+
+/* A peer that opens with a --resume receiver's hello: the sender must give --resume too. */
+const struct hello_guard resume_guard = {
+    RESUME_HELLO_BYTES, resume_hello_seen, EXIT_CONNECT,
+    "the peer is a fastcat --resume receiver (it goes on with a file it has part of); give "
+    "--resume at this end"};
 
 /* Seconds the opening may take without -w: a plain peer is told apart by saying nothing. */
 #define HANDSHAKE_PATIENCE 5.0
@@ -47,18 +51,25 @@ static int resume_fail(struct session *s, int status, const char *fmt, ...)
 	return s->exit_status;
 }
 
+/* A sender whose opening has a join after its hello: --retry's. */
+static int joins(const struct resume_join *join)
+{
+	return join != NULL && join->send != NULL;
+}
+
 /*
  * Read len bytes that start with the peer's hello (the receiver's come with
  * its offer). 0, or the status with the reason: a peer that sends other
  * bytes first, closes or stays silent is not a --resume peer (exit 3, as
  * -P says of a plain peer).
  */
-static int read_hello(struct session *s, unsigned char *buf, size_t len, const char *role)
+static int read_hello(struct session *s, unsigned char *buf, size_t len, const char *role,
+                      int retrying)
 {
 	/* a --retry sender may come back to a receiver still giving up on the lost connection */
-	double secs = s->retry != NULL && patience(s->cfg) < HANDSHAKE_PATIENCE ? HANDSHAKE_PATIENCE
-	                                                                        : patience(s->cfg);
-	const char *need = s->retry != NULL && !s->cfg->listen ? "-l -k --resume" : "--resume";
+	double secs = retrying && patience(s->cfg) < HANDSHAKE_PATIENCE ? HANDSHAKE_PATIENCE
+	                                                                : patience(s->cfg);
+	const char *need = retrying ? "-l -k --resume" : "--resume";
 	size_t got = handshake_move(s->ep->fd, buf, len, 0, clock_now() + secs);
 	int seen = resume_hello_seen(buf, got < RESUME_HELLO_BYTES ? got : RESUME_HELLO_BYTES);
 	const char *peer = s->ep->peer;
@@ -163,7 +174,8 @@ static int receiver_offer(struct session *s, struct resume_offer *o, struct resu
 	if (fstat(STDOUT_FILENO, &st) != 0 || !S_ISREG(st.st_mode))
 		return resume_fail(s, EXIT_USAGE,
 		                   "--resume needs stdout to be a regular file (use >> FILE)");
-	o->flags = retry_busy_seconds(s->listener) > 0 ? RESUME_OFFER_BUSY : 0;
+	o->flags =
+	    s->listener != NULL && listener_busy_seconds(s->listener) > 0 ? RESUME_OFFER_BUSY : 0;
 	o->length = (uint64_t)st.st_size;
 	o->window = (uint32_t)(o->length < RESUME_WINDOW ? o->length : RESUME_WINDOW);
 	resume_scan_init(sc, o->length, o->window, s->cfg->verify);
@@ -178,7 +190,7 @@ static int receiver_start(struct session *s, const struct resume_answer *a,
 {
 	s->resume.offset = a->length;
 	s->resume.total = a->total;
-	s->resume.graceful = a->verdict != RESUME_GO; /* the sender closes after its answer */
+	s->close_plainly = a->verdict != RESUME_GO; /* the sender closes after its answer */
 	if (a->verdict == RESUME_SHORT)
 		return resume_fail(
 		    s, EXIT_VERIFY,
@@ -198,8 +210,8 @@ static int receiver_start(struct session *s, const struct resume_answer *a,
 		                   (unsigned long long)a->length, strerror(errno));
 	s->resume.on = 1;
 	if (s->cfg->verify) {
-		s->verify.prefix = sc->all;
-		s->verify.prefix_received = a->length;
+		s->prefix.digest = sc->all;
+		s->prefix.received = a->length;
 	}
 	log_verbose("--resume: the sender goes on from byte %llu", (unsigned long long)a->length);
 	return 0;
@@ -215,7 +227,7 @@ static size_t read_answer(struct session *s, unsigned char *buf, size_t len)
 }
 
 /* -l --resume: offer, wait for the sender's hello (and --retry's join), then for its answer. */
-static int resume_receive(struct session *s)
+static int resume_receive(struct session *s, const struct resume_join *join)
 {
 	unsigned char msg[RESUME_HELLO_BYTES + RESUME_OFFER_BYTES], answer[RESUME_ANSWER_BYTES];
 	struct resume_offer o;
@@ -232,18 +244,18 @@ static int resume_receive(struct session *s)
 		return rc;
 	log_verbose("--resume: offered %llu bytes (xxh64 of the last %u: %016llx)",
 	            (unsigned long long)o.length, (unsigned)o.window, (unsigned long long)o.digest);
-	if ((rc = read_hello(s, msg, RESUME_HELLO_BYTES, "sender")) != 0)
+	if ((rc = read_hello(s, msg, RESUME_HELLO_BYTES, "sender", 0)) != 0)
 		return rc;
 	/* a sender reads through a pipe's first L bytes for as long as that takes: only -w bounds
 	 * it; a --retry sender's join comes first, at once */
 	got = read_answer(s, answer, 4);
-	if (got == 4 && retry_join_seen(answer)) {
-		unsigned char join[RETRY_JOIN_BYTES];
+	if (got == 4 && join != NULL && join->seen(answer)) {
+		unsigned char msg_join[RESUME_JOIN_MAX];
 
-		memcpy(join, answer, 4);
-		if (read_answer(s, join + 4, sizeof join - 4) != sizeof join - 4)
+		memcpy(msg_join, answer, 4);
+		if (read_answer(s, msg_join + 4, join->bytes - 4) != join->bytes - 4)
 			got = 0;
-		else if ((rc = retry_join_receive(s, join)) != 0)
+		else if ((rc = join->receive(join->ctx, s, msg_join)) != 0)
 			return rc;
 		else
 			got = read_answer(s, answer, 4);
@@ -270,7 +282,8 @@ static int resume_receive(struct session *s)
  * bytes, which are dropped. Fills the answer. 0, or the status with the
  * reason when stdin could not be read.
  */
-static int sender_check(struct session *s, const struct resume_offer *o, struct resume_scan *sc,
+static int sender_check(struct session *s, const struct resume_join *join,
+                        const struct resume_offer *o, struct resume_scan *sc,
                         struct resume_answer *a)
 {
 	struct stat st;
@@ -280,16 +293,15 @@ static int sender_check(struct session *s, const struct resume_offer *o, struct 
 	resume_scan_init(sc, o->length, o->window, s->cfg->verify);
 	a->length = o->length;
 	a->total = s->cfg->size != 0 ? s->cfg->size : RESUME_UNKNOWN;
-	if (s->retry != NULL && s->retry->ring != NULL && s->retry->joined) {
+	if (joins(join) && join->replays(join->ctx)) {
 		a->verdict = RESUME_GO; /* our session, its bytes: the replay buffer goes on */
 		a->total = RESUME_UNKNOWN;
-		return retry_sender_rewind(s, o->length);
+		return join->rewind(join->ctx, s, o->length);
 	}
 	if (fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode))
 		at = lseek(STDIN_FILENO, 0, SEEK_CUR);
-	if (at >= 0 && s->retry != NULL)
-		at =
-		    s->retry->base; /* where stdin started, not where the last connection left it */
+	if (at >= 0 && s->stdin_at >= 0)
+		at = s->stdin_at; /* where stdin started, not where the last connection left it */
 	if (at >= 0) {
 		a->total = st.st_size > at ? (uint64_t)(st.st_size - at) : 0;
 		if (a->total < o->length) {
@@ -327,7 +339,7 @@ static int sender_start(struct session *s, const struct resume_offer *o,
 {
 	s->resume.offset = o->length;
 	s->resume.total = a->total;
-	s->resume.graceful = a->verdict != RESUME_GO; /* the receiver must read our answer */
+	s->close_plainly = a->verdict != RESUME_GO; /* the receiver must read our answer */
 	if (a->verdict == RESUME_SHORT)
 		return resume_fail(s, EXIT_VERIFY,
 		                   "--resume: stdin has only %llu bytes, fewer than the receiver's "
@@ -340,8 +352,8 @@ static int sender_start(struct session *s, const struct resume_offer *o,
 		                   (unsigned long long)o->length, (unsigned)o->window);
 	s->resume.on = 1;
 	if (s->cfg->verify) {
-		s->verify.prefix = sc->all;
-		s->verify.prefix_sent = o->length;
+		s->prefix.digest = sc->all;
+		s->prefix.sent = o->length;
 	}
 	log_verbose("--resume: the receiver has %llu bytes; sending from there",
 	            (unsigned long long)o->length);
@@ -349,13 +361,13 @@ static int sender_start(struct session *s, const struct resume_offer *o,
 }
 
 /* --resume without -l: the receiver's offer, our hello at once, the check, our answer. */
-static int resume_send(struct session *s)
+static int resume_send(struct session *s, const struct resume_join *join)
 {
 	unsigned char msg[RESUME_HELLO_BYTES + RESUME_OFFER_BYTES], answer[RESUME_ANSWER_BYTES];
 	struct resume_offer o;
 	struct resume_answer a;
 	struct resume_scan sc;
-	int rc = read_hello(s, msg, sizeof msg, "receiver");
+	int rc = read_hello(s, msg, sizeof msg, "receiver", joins(join));
 
 	if (rc != 0)
 		return rc;
@@ -363,7 +375,7 @@ static int resume_send(struct session *s)
 		return resume_fail(s, EXIT_CONNECT,
 		                   "--resume: %s sent an offer this fastcat does not know",
 		                   s->ep->peer);
-	if ((o.flags & RESUME_OFFER_BUSY) && s->retry == NULL)
+	if ((o.flags & RESUME_OFFER_BUSY) && !joins(join))
 		return resume_fail(s, EXIT_CONNECT,
 		                   "--resume: %s holds a lost --retry session for its sender, and "
 		                   "refuses others meanwhile; try again later",
@@ -372,9 +384,9 @@ static int resume_send(struct session *s)
 	memcpy(msg, resume_hello, RESUME_HELLO_BYTES);
 	if ((rc = send_all(s, msg, RESUME_HELLO_BYTES)) != 0)
 		return rc;
-	if (s->retry != NULL && (rc = retry_join_send(s)) != 0)
+	if (joins(join) && (rc = join->send(join->ctx, s)) != 0)
 		return rc;
-	if ((rc = sender_check(s, &o, &sc, &a)) != 0)
+	if ((rc = sender_check(s, join, &o, &sc, &a)) != 0)
 		return rc;
 	resume_answer_encode(answer, &a);
 	if ((rc = send_all(s, answer, sizeof answer)) != 0)
@@ -384,11 +396,12 @@ static int resume_send(struct session *s)
 
 /*
  * --resume, on a connection just made: the listener receives into the file
- * on its stdout, the other end sends its stdin. 0 when the relay may start
+ * on its stdout, the other end sends its stdin; join, or NULL: what another
+ * feature (--retry) adds after the hellos. 0 when the relay may start
  * (s->resume says where), or the exit status with s->error.
  */
-int resume_start(struct session *s)
+int resume_start(struct session *s, const struct resume_join *join)
 {
 	s->resume.total = UINT64_MAX;
-	return s->cfg->listen ? resume_receive(s) : resume_send(s);
+	return s->cfg->listen ? resume_receive(s, join) : resume_send(s, join);
 }

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include "fastcat.h"
+#include "relay/relay.h"
 
 /* The wire format (doc/resume-protocol.md). */
 #define RESUME_VERSION      1
@@ -14,6 +15,7 @@
 #define RESUME_OFFER_BYTES  32 /* "FCRO", version, 3 zero, length, window, 4 zero, XXH64 */
 #define RESUME_ANSWER_BYTES 24 /* "FCRA", version, verdict, 2 zero, length, total */
 #define RESUME_UNKNOWN      UINT64_MAX /* an answer's total when the source's length is unknown */
+#define RESUME_OFFER_BUSY   1 /* the offer's flags: a --retry session is held for another sender */
 
 /*
  * The receiver checks the last min(L, 1 MiB) bytes of its file: a tail
@@ -31,7 +33,7 @@ enum resume_verdict {
 
 /* The receiver's offer: "I have length bytes; the last window of them digest to this". */
 struct resume_offer {
-	unsigned flags; /* RESUME_OFFER_BUSY (retry.h) */
+	unsigned flags; /* RESUME_OFFER_BUSY */
 	uint64_t length;
 	uint32_t window;
 	uint64_t digest; /* XXH64 of the bytes [length - window, length) */
@@ -57,8 +59,26 @@ struct resume_scan {
 	struct digest window; /* [window_from, length) */
 };
 
+/*
+ * What another feature adds to the opening after the hellos (--retry's join and ack), with
+ * its state; cli/ fills it, resume_start calls it. A receiver takes a join whenever one comes.
+ */
+#define RESUME_JOIN_MAX 64 /* the longest join */
+struct resume_join {
+	void *ctx;
+	int (*send)(void *, struct session *); /* the sender, after its hello: 0, or the status */
+	size_t bytes;                          /* the receiver: a join's length ... */
+	int (*seen)(const unsigned char *);    /* ... whether 4 bytes start one ... */
+	int (*receive)(void *, struct session *, const unsigned char *); /* ... and taking it */
+	int (*replays)(
+	    const void *); /* the sender: its data goes on from a buffer of its own ... */
+	int (*rewind)(void *, struct session *,
+	              uint64_t); /* ... from this offset: 0, or a status */
+};
+
 /* resume.c */
-int resume_start(struct session *);
+extern const struct hello_guard resume_guard;
+int resume_start(struct session *, const struct resume_join *);
 
 /* resume-wire.c */
 extern const char resume_hello[RESUME_HELLO_BYTES];

@@ -1,10 +1,12 @@
 /*
- * retry-relay.c: --retry while the relay runs. The receiver confirms the
- * offset it has written (per MiB or 50 ms, whichever comes first) on the
- * connection's other direction, which carries nothing else; the sender
- * takes the confirmations, and from a pipe keeps what it read in the
- * replay buffer until they free it. A receiver whose connection went
- * silent gives way to a new one: the sender's retry, after a black hole.
+ * retry-flow.c: what --retry plugs into a session's relay. The receiver
+ * confirms the offset it has written (per MiB or 50 ms, whichever comes
+ * first) on the connection's other direction, which carries nothing else,
+ * and gives way to a new connection while this one is silent (the sender's
+ * retry, after a black hole): a relay agent. The sender takes the
+ * confirmations (its receiving flow's sink, on one connection or on -P's
+ * connection 0), and from a pipe reads stdin through the replay buffer,
+ * which keeps what it read until they free it (its sending flow's source).
  */
 #include "config.h"
 
@@ -18,17 +20,19 @@
 #include "base/compat.h"
 #include "fastcat.h"
 #include "net/net.h"
-#include "base/base.h"
 #include "relay/flow.h"
 #include "retry/retry.h"
+
+/* ---------------------------------------------------------------- the sender */
 
 /*
  * A read of a pipe sender's stream, at most want bytes (and at most what the
  * ring has room for): what the ring holds past next goes again first, then
  * fd, whose bytes the ring keeps. read()'s result.
  */
-ssize_t retry_replay_read(struct replay *r, int fd, void *dst, size_t want)
+static ssize_t replay_source_read(void *ctx, int fd, void *dst, size_t want)
 {
+	struct replay *r = ctx;
 	ssize_t n;
 
 	if (r->next < r->filled)
@@ -39,10 +43,9 @@ ssize_t retry_replay_read(struct replay *r, int fd, void *dst, size_t want)
 	return n;
 }
 
-/* The send flow from a pipe, into its buffer. */
-ssize_t retry_flow_read(struct flow *f, size_t want)
+static size_t replay_source_room(const void *ctx)
 {
-	return retry_replay_read(f->replay, f->stdio, iobuf_tail(&f->buf), want);
+	return replay_room(ctx);
 }
 
 /* One whole confirmation: the offset goes up, and the ring drops what it covers. */
@@ -56,22 +59,18 @@ static int take_confirmation(struct flow *f, struct retry *rt)
 			rt->confirmed = offset;
 		return 0;
 	}
-	snprintf(f->verify->why, sizeof f->verify->why,
-	         "--retry: the receiver sent a confirmation this fastcat does not know");
-	f->verify->why_status = EXIT_CONNECT;
-	flow_failed(f, 0, EPROTO);
-	return -1;
+	return flow_fail(f, EXIT_CONNECT,
+	                 "--retry: the receiver sent a confirmation this fastcat does not know");
 }
 
 /*
- * The sender's receive flow: the len bytes at p, all confirmations, taken
- * whole (a piece cut by a read waits in rt->part); on one connection, or
- * on a striped session's connection 0. 0, or -1 for bytes that are not a
- * confirmation.
+ * The sender's receiving flow: the len bytes at p are all confirmations,
+ * taken whole (a piece cut by a read waits in rt->part). 0, or -1 for bytes
+ * that are not a confirmation.
  */
-int retry_take_confirms(struct flow *f, const unsigned char *p, size_t len)
+static int confirmations_take(void *ctx, struct flow *f, const unsigned char *p, size_t len)
 {
-	struct retry *rt = f->retry;
+	struct retry *rt = ctx;
 	size_t used = 0;
 
 	while (used < len) {
@@ -91,84 +90,73 @@ int retry_take_confirms(struct flow *f, const unsigned char *p, size_t len)
 	return 0;
 }
 
-/* One connection: what the buffer holds is confirmations; nothing goes to stdout. */
-int retry_flow_confirms(struct flow *f)
-{
-	size_t len = iobuf_len(&f->buf);
-
-	if (retry_take_confirms(f, (const unsigned char *)iobuf_head(&f->buf), len) != 0)
-		return -1;
-	iobuf_consumed(&f->buf, len);
-	return 0;
-}
-
-/* Only the receiver's side of a --retry session has slots, timers and a tick. */
-static struct retry *receiving(const struct session *s)
-{
-	return s->cfg->listen ? s->retry : NULL;
-}
+/* ---------------------------------------------------------------- the receiver */
 
 /*
  * The receiver's slots: the socket while a confirmation waits for room,
  * and the listener once the connection has been silent RETRY_STALE (not
  * before: a connection waiting there would wake every poll).
  */
-int retry_poll_events(const struct session *s, double idle_since, double now, struct pollfd *pfd)
+static int agent_poll_events(void *ctx, const struct relay *r, struct pollfd *pfd, int max,
+                             double now)
 {
-	const struct retry *rt = receiving(s);
+	const struct retry *rt = ctx;
+	const struct session *s = rt->s;
 	int n = 0;
 
-	if (rt == NULL)
-		return 0;
-	if (rt->blocked)
+	if (rt->blocked && n < max)
 		pfd[n++] = (struct pollfd){.fd = s->ep->fd, .events = POLLOUT};
-	if (s->listener != NULL && s->listener->fd >= 0 && now - idle_since >= RETRY_STALE)
+	if (s->listener != NULL && s->listener->fd >= 0 &&
+	    now - relay_idle_since(r) >= RETRY_STALE && n < max)
 		pfd[n++] = (struct pollfd){.fd = s->listener->fd, .events = POLLIN};
 	return n;
 }
 
-void retry_poll_result(struct session *s, const struct pollfd *pfd, int n)
+static int agent_poll_result(void *ctx, struct relay *r, const struct pollfd *pfd, int n,
+                             double now)
 {
-	struct retry *rt = receiving(s);
+	struct retry *rt = ctx;
 
-	for (int i = 0; rt != NULL && i < n; i++) {
+	(void)r;
+	(void)now;
+	for (int i = 0; i < n; i++) {
 		if (pfd[i].revents == 0)
 			continue;
-		if (pfd[i].fd == s->ep->fd)
+		if (pfd[i].fd == rt->s->ep->fd)
 			rt->blocked = 0;
 		else
 			rt->newcomer = 1;
 	}
+	return 0;
 }
 
 /* When the receiver needs a turn with no event: a confirmation's 50 ms, the silence's 1 s. */
-double retry_due(const struct session *s, double idle_since)
+static double agent_due(const void *ctx, const struct relay *r, double now)
 {
-	const struct retry *rt = receiving(s);
-	double due = -1, stale = idle_since + RETRY_STALE;
+	const struct retry *rt = ctx;
+	const struct session *s = rt->s;
+	double due = -1, stale = relay_idle_since(r) + RETRY_STALE;
 
-	if (rt == NULL)
-		return -1;
 	if (rt->pending_since > 0)
 		due = rt->pending_since + RETRY_CONFIRM_DELAY;
-	if (s->listener != NULL && s->listener->fd >= 0 && stale > clock_now() &&
-	    (due < 0 || stale < due))
+	if (s->listener != NULL && s->listener->fd >= 0 && stale > now && (due < 0 || stale < due))
 		due = stale;
 	return due;
 }
 
 /* Send what is left of the confirmation on its way; the socket's failures are the relay's. */
-static void confirm_push(struct session *s, struct retry *rt, int last)
+static void confirm_push(struct retry *rt, int last)
 {
+	int fd = rt->s->ep->fd;
 	unsigned char *p = rt->out + RETRY_CONFIRM_BYTES - rt->out_left;
 	ssize_t n;
 
 	if (last) { /* the sender waits for the end's before it calls the session done */
-		handshake_move(s->ep->fd, p, rt->out_left, 1, clock_now() + 2);
+		handshake_move(fd, p, rt->out_left, 1, clock_now() + 2);
 		rt->out_left = 0;
 		return;
 	}
-	n = send(s->ep->fd, p, rt->out_left, MSG_NOSIGNAL | MSG_DONTWAIT);
+	n = send(fd, p, rt->out_left, MSG_NOSIGNAL | MSG_DONTWAIT);
 	if (n > 0)
 		rt->out_left -= (size_t)n;
 	else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
@@ -177,33 +165,37 @@ static void confirm_push(struct session *s, struct retry *rt, int last)
 		rt->out_left = 0; /* the connection is gone: the receive side says why */
 }
 
+/* A confirmation of written on its way: written passed the last one told. */
+static void confirm_queue(struct retry *rt, uint64_t written)
+{
+	retry_confirm_encode(rt->out, written);
+	rt->out_left = RETRY_CONFIRM_BYTES;
+	rt->told = written;
+}
+
 /*
  * The receiver's turn: confirm what it wrote when a MiB has passed, 50 ms
  * went by, or the sender's EOF came (then at once, and waited for); give
- * way to a new connection while this one is silent. 0, or the status that
- * ends the session with the reason in why.
+ * way to a new connection while this one is silent.
  */
-int retry_tick(struct session *s, int running, double now, char *why, size_t whylen)
+static int agent_turn(void *ctx, struct relay *r, double now)
 {
-	struct retry *rt = receiving(s);
-	uint64_t written;
+	struct retry *rt = ctx;
+	const struct session *s = rt->s;
+	uint64_t written = s->resume.offset + s->received.bytes;
 
-	if (rt == NULL)
-		return 0;
 	if (rt->newcomer)
-		return log_format(why, whylen, EXIT_PEER,
+		return relay_fail(r, EXIT_PEER,
 		                  "--retry: nothing from %s for %g s, and a new connection is "
 		                  "waiting: taken for the sender's retry",
 		                  s->ep->peer, RETRY_STALE);
-	written = s->resume.offset + s->received.bytes;
-	if (!running) { /* the sender's EOF came: what is on its way, then the end, waited for */
+	if (!relay_flow(r, FLOW_RECEIVE)->running) {
+		/* the sender's EOF came: what is on its way, then the end, waited for */
 		if (rt->out_left > 0)
-			confirm_push(s, rt, 1);
+			confirm_push(rt, 1);
 		if (written > rt->told) {
-			retry_confirm_encode(rt->out, written);
-			rt->out_left = RETRY_CONFIRM_BYTES;
-			rt->told = written;
-			confirm_push(s, rt, 1);
+			confirm_queue(rt, written);
+			confirm_push(rt, 1);
 		}
 		return 0;
 	}
@@ -211,12 +203,43 @@ int retry_tick(struct session *s, int running, double now, char *why, size_t why
 		rt->pending_since = now;
 	if (rt->out_left == 0 && written > rt->told &&
 	    (written - rt->told >= rt->every || now - rt->pending_since >= RETRY_CONFIRM_DELAY)) {
-		retry_confirm_encode(rt->out, written);
-		rt->out_left = RETRY_CONFIRM_BYTES;
-		rt->told = written;
+		confirm_queue(rt, written);
 		rt->pending_since = 0;
 	}
 	if (rt->out_left > 0 && !rt->blocked)
-		confirm_push(s, rt, 0);
+		confirm_push(rt, 0);
 	return 0;
+}
+
+static const struct relay_agent confirm_agent = {
+    .turn = agent_turn,
+    .poll_events = agent_poll_events,
+    .poll_result = agent_poll_result,
+    .due = agent_due,
+};
+
+/* ---------------------------------------------------------------- both */
+
+/*
+ * A --retry session goes one way: the receiver's stdin is not read, the
+ * sender's stdout not written. The sender takes the confirmations, and from
+ * a pipe reads through the replay buffer; the receiver confirms.
+ */
+void retry_plug(struct retry *rt, struct session *s, struct relay_setup *rs)
+{
+	struct flow_setup *send = &rs->flows[FLOW_SEND], *recv = &rs->flows[FLOW_RECEIVE];
+	int listen = s->cfg->listen;
+
+	rt->s = s;
+	send->enabled = send->enabled && !listen;
+	recv->discard = recv->discard || !listen;
+	if (listen) {
+		relay_add_agent(rs, &confirm_agent, rt);
+		return;
+	}
+	recv->sink = (struct flow_sink){confirmations_take, rt};
+	if (rt->ring != NULL)
+		send->source = (struct flow_source){
+		    replay_source_read, replay_source_room, rt->ring,
+		    "--retry keeps what it reads from a pipe in its replay buffer"};
 }

@@ -33,29 +33,19 @@ static int join_fail(struct session *s, int status, const char *fmt, ...)
 	return s->exit_status;
 }
 
-/* Seconds another sender is refused for: the hold of a lost session that has not run out. */
-uint32_t retry_busy_seconds(const struct listener *l)
-{
-	double left = l != NULL && l->held != 0 ? l->held_until - clock_now() : 0;
-
-	return left > 0 ? (uint32_t)left + 1 : 0;
-}
-
 /* The sender's reading of the ack: busy, unknown, or a pipe's session the receiver forgot. */
-static int sender_take_ack(struct session *s, const struct retry_ack *a)
+static int sender_take_ack(struct retry *rt, struct session *s, const struct retry_ack *a)
 {
-	struct retry *rt = s->retry;
-
 	rt->status = (int)a->status;
 	if (a->status == RETRY_BUSY) {
-		s->resume.graceful = 1;
+		s->close_plainly = 1;
 		return join_fail(s, EXIT_CONNECT,
 		                 "--retry: %s holds another sender's session (for up to %u s "
 		                 "more); it refuses others meanwhile",
 		                 s->ep->peer, (unsigned)a->busy);
 	}
 	if (a->status == RETRY_NEW && rt->joined && rt->ring != NULL) {
-		s->resume.graceful = 1;
+		s->close_plainly = 1;
 		rt->fatal = 1;
 		return join_fail(s, EXIT_PEER,
 		                 "--retry: %s no longer holds this session (restarted, or its hold "
@@ -72,9 +62,9 @@ static int sender_take_ack(struct session *s, const struct retry_ack *a)
 }
 
 /* The sender, after its hello: the join, then the receiver's ack. 0, or the status. */
-int retry_join_send(struct session *s)
+int retry_join_send(void *ctx, struct session *s)
 {
-	struct retry *rt = s->retry;
+	struct retry *rt = ctx;
 	struct retry_join j = {.id = rt->id,
 	                       .hold = rt->hold,
 	                       .buffer = rt->ring ? (uint32_t)(rt->ring->cap / KIB) : 0};
@@ -101,18 +91,19 @@ int retry_join_send(struct session *s)
 	if (retry_ack_decode(ack, &a) != 0)
 		return join_fail(s, EXIT_CONNECT,
 		                 "--retry: %s sent an ack this fastcat does not know", s->ep->peer);
-	return sender_take_ack(s, &a);
+	return sender_take_ack(rt, s, &a);
 }
 
 /*
- * The receiver, on a join (msg: all its bytes): take the session, resume
- * the one held for this sender, or refuse another's while it is held.
- * 0 (s->retry is the session), or the status.
+ * The receiver, on a join (msg: all its RETRY_JOIN_BYTES): take the
+ * session, resume the one held for this sender, or refuse another's while
+ * it is held. slot: a struct retry **, which gets the session's --retry
+ * state. 0, or the status.
  */
-int retry_join_receive(struct session *s, const unsigned char *msg)
+int retry_join_receive(void *slot, struct session *s, const unsigned char *msg)
 {
 	struct listener *l = s->listener;
-	uint32_t busy = retry_busy_seconds(l);
+	uint32_t busy = l != NULL ? listener_busy_seconds(l) : 0;
 	struct retry_ack a = {.keeps = s->cfg->keep_listening};
 	unsigned char ack[RETRY_ACK_BYTES];
 	struct retry_join j;
@@ -131,7 +122,7 @@ int retry_join_receive(struct session *s, const unsigned char *msg)
 		return join_fail(s, EXIT_PEER, "--retry: send to %s: %s", s->ep->peer,
 		                 strerror(errno ? errno : EPIPE));
 	if (a.status == RETRY_BUSY) {
-		s->resume.graceful = 1;
+		s->close_plainly = 1;
 		return join_fail(s, EXIT_CONNECT,
 		                 "--retry: refused %s: another sender's session is held for its "
 		                 "retry (up to %u s more)",
@@ -147,8 +138,7 @@ int retry_join_receive(struct session *s, const unsigned char *msg)
 	                ? (uint64_t)j.buffer * KIB / 4
 	                : RETRY_CONFIRM_EVERY;
 	rt->status = (int)a.status;
-	s->retry = rt;
-	s->resume.joined = 1;
+	*(struct retry **)slot = rt;
 	if (l != NULL) {
 		l->held = j.id;
 		l->held_until = 0; /* held while it is connected; the hold starts when it is lost */
@@ -159,19 +149,27 @@ int retry_join_receive(struct session *s, const unsigned char *msg)
 	return 0;
 }
 
-/*
- * The sender from a pipe, on a connection after the first: the data goes on
- * from the receiver's length out of the replay buffer; no stdin is read.
- * 0, or the status (the file ends before what the buffer still holds).
- */
-int retry_sender_rewind(struct session *s, uint64_t length)
+/* The sender from a pipe, on a connection after the first: the replay buffer has the data. */
+int retry_join_replays(const void *ctx)
 {
-	struct replay *r = s->retry->ring;
+	const struct retry *rt = ctx;
+
+	return rt->ring != NULL && rt->joined;
+}
+
+/*
+ * ... from the receiver's length on; no stdin is read. 0, or the status (the
+ * file ends before what the buffer still holds).
+ */
+int retry_join_rewind(void *ctx, struct session *s, uint64_t length)
+{
+	struct retry *rt = ctx;
+	struct replay *r = rt->ring;
 
 	if (replay_rewind(r, length) == 0)
 		return 0;
-	s->resume.graceful = 1;
-	s->retry->fatal = 1;
+	s->close_plainly = 1;
+	rt->fatal = 1;
 	if (length > r->filled)
 		return join_fail(s, EXIT_PEER,
 		                 "--retry: the receiver's file (%llu bytes) is longer than what "
@@ -186,14 +184,13 @@ int retry_sender_rewind(struct session *s, uint64_t length)
 /*
  * The receiver, as a session ends: a complete one lets the next sender in;
  * a lost one is held for its sender's return, for as long as it said it
- * may take, and the file is kept.
+ * may take, and the file is kept. rt is freed.
  */
-void retry_session_end(struct session *s)
+void retry_end(struct retry *rt, const struct session *s)
 {
-	struct retry *rt = s->retry;
 	struct listener *l = s->listener;
 
-	if (rt == NULL || !s->cfg->listen)
+	if (rt == NULL)
 		return;
 	/* a new session that failed before any data is nobody's to come back to */
 	if (l != NULL &&
@@ -209,5 +206,4 @@ void retry_session_end(struct session *s)
 			    (unsigned)rt->hold);
 	}
 	free(rt);
-	s->retry = NULL;
 }

@@ -1,21 +1,22 @@
-/* retry.h: --retry's session across connections: its wire messages, the replay buffer of a pipe
- * sender and the receiver's confirmations (retry*.c, replay.c, resume.c, flow.c, flow-stripe*.c,
- * relay.c, the fuzzer). */
-#ifndef RETRY_H
-#define RETRY_H
+/*
+ * retry.h: --retry, private to retry/ and to cli/, which runs the sender's connections and
+ * plugs it into the --resume opening and the relay: the wire messages, the replay buffer of
+ * a pipe sender, the receiver's confirmations, and the state across connections.
+ */
+#ifndef FASTCAT_RETRY_H
+#define FASTCAT_RETRY_H
 
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "fastcat.h"
-#include "resume/resume.h"
+#include "relay/relay.h"
 
 /* The wire format (doc/resume-protocol.md, "--retry"). */
 #define RETRY_VERSION       2
 #define RETRY_JOIN_BYTES    24 /* "FCRS", version, 3 zero, session id, hold seconds, buffer KiB */
 #define RETRY_ACK_BYTES     16 /* "FCRK", version, status, flags, 1 zero, busy seconds, 4 zero */
 #define RETRY_CONFIRM_BYTES 16 /* "FCRC", 4 zero, the offset written */
-#define RESUME_OFFER_BUSY   1  /* the offer's flags: a --retry session is held for another */
 #define RETRY_ACK_KEEPS     1  /* the ack's flags: the receiver keeps listening (-k) */
 
 /*
@@ -60,20 +61,22 @@ struct replay {
 	uint64_t next;   /* the next byte the flow sends: below filled while it resends */
 };
 
-/* One --retry session: the sender's across its connections, or the receiver's for one. */
+/* One --retry transfer: the sender's across its connections, or the receiver's for a session. */
 struct retry {
 	const struct config *cfg;
+	struct session *s;   /* the session the relay runs now (retry_plug) */
 	uint64_t id;         /* the session, the sender's random number */
 	uint32_t hold;       /* the sender's hold, in seconds */
 	uint64_t every;      /* the receiver: confirm per this many bytes written */
 	struct replay *ring; /* the sender, stdin not a regular file: else NULL (it seeks) */
-	off_t base;          /* the sender, stdin a regular file: its position at the start */
-	int keeps;           /* the sender: the receiver said it keeps listening */
-	int joined;          /* the sender: a handshake went through once */
-	int status;          /* the sender: the last ack's retry_status */
-	int fatal;           /* the sender: the receiver's file cannot be gone on with: no retry */
-	uint64_t confirmed;  /* the offset the receiver confirmed as written */
-	int lost_errno;      /* the sender: errno of the failure that ended the relay, 0: other */
+	off_t base;         /* the sender, stdin a regular file: its position at the start, or -1 */
+	int keeps;          /* the sender: the receiver said it keeps listening */
+	int joined;         /* the sender: a handshake went through once */
+	int status;         /* the sender: the last ack's retry_status */
+	int fatal;          /* the sender: the receiver's file cannot be gone on with: no retry */
+	uint64_t confirmed; /* the offset the receiver confirmed as written */
+	unsigned tries;     /* the sender: connections in a row without progress */
+	enum session_phase phase; /* the sender: where the last failed session stopped */
 	unsigned char part[RETRY_CONFIRM_BYTES]; /* the sender: a confirmation cut by a read ... */
 	size_t parted;                           /* ... its bytes so far */
 	/* the receiver: the confirmation on its way, and when the next is due */
@@ -85,8 +88,15 @@ struct retry {
 	int newcomer;         /* the listener has a connection while this one is silent */
 };
 
-/* retry.c: --retry, the sender's loop over connections */
-int retry_client(const struct config *);
+/* retry.c: the sender's rules across connections (cli/transfer.c runs them) */
+struct retry *retry_new(const struct config *);
+void retry_free(struct retry *);
+void retry_restart(struct retry *);
+void retry_opened(struct retry *, const struct session *);
+int retry_settle(const struct retry *, struct session *, uint64_t);
+double retry_next(struct retry *, struct session *, enum session_phase, uint64_t);
+int retry_pause(double);
+void retry_give_up(const struct retry *, struct session *);
 
 /* retry-wire.c */
 void retry_join_encode(unsigned char *, const struct retry_join *);
@@ -108,22 +118,13 @@ int replay_confirm(struct replay *, uint64_t);
 int replay_rewind(struct replay *, uint64_t);
 
 /* retry-join.c: the --retry part of the --resume opening */
-int retry_join_send(struct session *);
-int retry_join_receive(struct session *, const unsigned char *);
-int retry_sender_rewind(struct session *, uint64_t);
-void retry_session_end(struct session *);
-uint32_t retry_busy_seconds(const struct listener *);
+int retry_join_send(void *, struct session *);
+int retry_join_receive(void *, struct session *, const unsigned char *);
+int retry_join_replays(const void *);
+int retry_join_rewind(void *, struct session *, uint64_t);
+void retry_end(struct retry *, const struct session *);
 
-/* retry-relay.c: the relay's side, both ends */
-struct flow;
-struct pollfd;
-ssize_t retry_replay_read(struct replay *, int, void *, size_t);
-ssize_t retry_flow_read(struct flow *, size_t);
-int retry_take_confirms(struct flow *, const unsigned char *, size_t);
-int retry_flow_confirms(struct flow *);
-int retry_poll_events(const struct session *, double, double, struct pollfd *);
-void retry_poll_result(struct session *, const struct pollfd *, int);
-double retry_due(const struct session *, double);
-int retry_tick(struct session *, int, double, char *, size_t);
+/* retry-flow.c: what --retry plugs into the relay, both ends */
+void retry_plug(struct retry *, struct session *, struct relay_setup *);
 
 #endif

@@ -3,7 +3,9 @@
  * receiver's accepts (each hears the hello, then must join in time), and
  * with -P auto the ones that join mid-session at both ends, the sender's
  * dials and the receiver's accepts, polled by the relay (struct
- * stripe_growth). The first connection's handshake is in stripe.c.
+ * stripe_growth, stripe-grow.c's agent). A connection that joins comes
+ * from the first one's host, or it is a stranger's and refused. The
+ * sender's first connection's handshake is in stripe.c.
  */
 #include "config.h"
 
@@ -17,6 +19,14 @@
 #include "fastcat.h"
 #include "net/net.h"
 #include "stripe/stripe.h"
+
+/* Seconds a handshake may take without -w: a plain peer is told apart by saying nothing. */
+#define HANDSHAKE_PATIENCE 5.0
+
+double stripe_patience(const struct config *cfg)
+{
+	return cfg->timeout_ms >= 0 ? (double)cfg->timeout_ms / 1000 : HANDSHAKE_PATIENCE;
+}
 
 /*
  * -P auto, sending: connections that join mid-session. Each connects
@@ -91,17 +101,38 @@ static int dialing_step(struct stripe_growth *g, size_t i)
 		dialing_drop(g, i, "its join did not go out at once");
 		return -1;
 	}
-	g->ep->stripe[g->ep->stripes++] = fd;
+	g->conns->fd[g->conns->n++] = fd;
 	g->attached++;
 	g->pending[i] = g->pending[--g->npending];
 	return fd;
+}
+
+/* The address fd's peer connected from. */
+static void peer_of(int fd, struct sockaddr_storage *peer)
+{
+	socklen_t len = sizeof *peer;
+
+	if (getpeername(fd, (struct sockaddr *)peer, &len) != 0)
+		memset(peer, 0, sizeof *peer);
+}
+
+/*
+ * A join for the session from another host is a stranger's, whatever session
+ * id it knows: only the host of the first connection may add connections.
+ */
+static int same_host(int fd, const struct sockaddr_storage *first)
+{
+	struct sockaddr_storage peer;
+
+	peer_of(fd, &peer);
+	return addr_same_host((const struct sockaddr *)&peer, (const struct sockaddr *)first);
 }
 
 /* Say hello on a connection just accepted; it then has the patience to join. */
 static void joining_add(struct stripe_growth *g, int fd)
 {
 	struct pending *p;
-	size_t room = g->grows ? STRIPE_AUTO_MAX : STRIPE_MAX;
+	size_t room = g->grows ? STRIPE_AUTO_MAX : CONN_MAX;
 	const char *hello = g->cfg->resume ? stripe_hello_resume : stripe_hello;
 
 	if (g->npending == room ||
@@ -149,6 +180,10 @@ static int joining_decide(struct stripe_growth *g, size_t i)
 		g->count = j.count;
 		g->grows = j.count == STRIPE_AUTO;
 		g->session = j.session;
+		peer_of(fd, &g->peer);
+	} else if (!same_host(fd, &g->peer)) {
+		joining_drop(g, i, "not from the host of the session's first connection");
+		return -1;
 	}
 	slot = g->grows ? g->attached : j.index;
 	if (j.session != g->session || j.count != g->count || g->taken[j.index] ||
@@ -157,10 +192,10 @@ static int joining_decide(struct stripe_growth *g, size_t i)
 		return -1;
 	}
 	g->taken[j.index] = 1;
-	g->ep->stripe[slot] = fd;
+	g->conns->fd[slot] = fd;
 	g->attached++;
 	if (g->grows) /* slots fill in order: the session has this many */
-		g->ep->stripes = g->attached;
+		g->conns->n = g->attached;
 	g->progress = clock_now();
 	g->pending[i] = g->pending[--g->npending];
 	return fd;
@@ -187,17 +222,18 @@ static int joining_read(struct stripe_growth *g, size_t i)
 }
 
 /*
- * The fds a growth waits on: each pending connection, then (receiving) the
- * listener. Sending, a connect in progress waits to be writable.
+ * The fds a growth waits on, at most max: each pending connection, then
+ * (receiving, while connections may still join) the listener. Sending, a
+ * connect in progress waits to be writable.
  */
-int stripe_growth_poll_events(const struct stripe_growth *g, struct pollfd *pfd)
+int stripe_growth_poll_events(const struct stripe_growth *g, struct pollfd *pfd, int max)
 {
 	int n = 0;
 
-	for (size_t i = 0; i < g->npending; i++)
+	for (size_t i = 0; i < g->npending && n < max; i++)
 		pfd[n++] = (struct pollfd){.fd = g->pending[i].fd,
 		                           .events = g->pending[i].connecting ? POLLOUT : POLLIN};
-	if (g->l != NULL)
+	if (g->l != NULL && n < max && (g->grows || g->attached == 0 || g->count > 0))
 		pfd[n++] = (struct pollfd){.fd = g->l->fd, .events = POLLIN};
 	return n;
 }
@@ -272,12 +308,10 @@ void stripe_growth_free(struct stripe_growth *g)
 }
 
 /* The session's connections are in: the endpoint names the first; -v says how many. */
-static void joining_done(struct stripe_growth *g)
+static void joining_done(struct stripe_growth *g, struct endpoint *ep)
 {
-	struct endpoint *ep = g->ep;
-
-	ep->fd = ep->stripe[0];
-	ep->stripes = g->attached;
+	ep->fd = g->conns->fd[0];
+	g->conns->n = g->attached;
 	addr_format_fd(ep->fd, 0, ep->local, sizeof ep->local);
 	addr_format_fd(ep->fd, 1, ep->peer, sizeof ep->peer);
 	sock_read_buffers(ep->fd, &ep->sndbuf, &ep->rcvbuf);
@@ -286,7 +320,7 @@ static void joining_done(struct stripe_growth *g)
 		            "sender opens them",
 		            ep->peer, (unsigned long long)g->session);
 	else
-		log_verbose("-P: %u connections from %s, session %016llx", ep->stripes, ep->peer,
+		log_verbose("-P: %u connections from %s, session %016llx", g->conns->n, ep->peer,
 		            (unsigned long long)g->session);
 }
 
@@ -299,8 +333,8 @@ static int joining_complete(const struct stripe_growth *g)
 /* One wait for joins and new connections. 0, or -1 when the listener failed or a stop came. */
 static int joining_poll(struct stripe_growth *g)
 {
-	struct pollfd pfd[STRIPE_MAX + 1];
-	int n = stripe_growth_poll_events(g, pfd), joined[STRIPE_MAX];
+	struct pollfd pfd[CONN_MAX + 1];
+	int n = stripe_growth_poll_events(g, pfd, CONN_MAX + 1), joined[CONN_MAX];
 	double now = clock_now(), until = stripe_growth_due(g);
 
 	if (g->count > 0 && (until < 0 || g->progress + stripe_patience(g->cfg) < until))
@@ -310,58 +344,58 @@ static int joining_poll(struct stripe_growth *g)
 		return -1;
 	if (signal_stop)
 		return -1;
-	return stripe_growth_step(g, pfd, n, joined, STRIPE_MAX) < 0 ? -1 : 0;
+	return stripe_growth_step(g, pfd, n, joined, CONN_MAX) < 0 ? -1 : 0;
 }
 
 /*
  * -l -P, receiving: ep->fd was just accepted. Say hello on it and on every
  * connection that follows, until as many as the first sender's join
- * announced have joined its session (with -P auto at the sender, until its
- * first has: the rest join during the session, ep->growth). Strangers are
- * reset, and the wait for a sender goes on. 0, or an exit status with err.
+ * announced have joined its session (the session's conns; with -P auto at
+ * the sender, until its first has: the rest join during the session,
+ * st->growth). Strangers are reset, and the wait for a sender goes on. 0, or
+ * an exit status with err.
  */
-int stripe_accept(const struct config *cfg, struct listener *l, struct endpoint *ep, char *err,
-                  size_t errlen)
+int stripe_accept(struct stripe *st, struct session *s, struct listener *l, struct endpoint *ep,
+                  char *err, size_t errlen)
 {
+	const struct config *cfg = s->cfg;
 	struct stripe_growth *g = calloc(1, sizeof *g);
 	int rc = 0;
 
-	if (g == NULL) {
-		snprintf(err, errlen, "-P: out of memory");
-		return EXIT_RUNTIME;
-	}
-	*g = (struct stripe_growth){.cfg = cfg, .ep = ep, .l = l};
-	for (unsigned i = 0; i < STRIPE_MAX; i++)
-		ep->stripe[i] = -1;
+	*st = (struct stripe){.cfg = cfg, .s = s};
+	if (g == NULL)
+		return log_format(err, errlen, EXIT_RUNTIME, "-P: out of memory");
+	*g = (struct stripe_growth){.cfg = cfg, .conns = &s->conns, .l = l};
+	for (unsigned i = 0; i < CONN_MAX; i++)
+		s->conns.fd[i] = -1;
 	sock_set_nonblock(l->fd, 1);
 	joining_add(g, ep->fd);
 	ep->fd = -1;
-	while (!joining_complete(g)) {
-		if (joining_poll(g) != 0) {
-			snprintf(err, errlen,
-			         signal_stop ? "interrupted by %s" : "accept on %s: %s",
-			         signal_stop ? signals_stop_name() : l->local, strerror(errno));
-			rc = EXIT_RUNTIME;
-			break;
-		}
-		if (g->count > 0 && clock_now() >= g->progress + stripe_patience(cfg)) {
-			snprintf(err, errlen,
-			         "-P: the sender announced %u connections, %u joined in %g s",
-			         g->count, g->attached, stripe_patience(cfg));
-			rc = EXIT_PEER;
-			break;
-		}
+	while (rc == 0 && !joining_complete(g)) {
+		if (joining_poll(g) != 0)
+			rc = log_format(err, errlen, EXIT_RUNTIME,
+			                signal_stop ? "interrupted by %s" : "accept on %s: %s",
+			                signal_stop ? signals_stop_name() : l->local,
+			                strerror(errno));
+		else if (g->count > 0 && clock_now() >= g->progress + stripe_patience(cfg))
+			rc =
+			    log_format(err, errlen, EXIT_PEER,
+			               "-P: the sender announced %u connections, %u joined in %g s",
+			               g->count, g->attached, stripe_patience(cfg));
 	}
 	if (rc == 0) {
-		joining_done(g);
+		joining_done(g, ep);
+		st->id = g->session;
 		if (g->grows) {
-			ep->growth = g;
+			st->growth = g;
 			return 0;
 		}
 	}
 	stripe_growth_free(g);
-	for (unsigned i = 0; rc != 0 && i < STRIPE_MAX; i++)
-		if (ep->stripe[i] >= 0)
-			endpoint_refuse(ep->stripe[i]);
+	for (unsigned i = 0; rc != 0 && i < CONN_MAX; i++)
+		if (s->conns.fd[i] >= 0)
+			endpoint_refuse(s->conns.fd[i]);
+	if (rc != 0)
+		s->conns.n = 0;
 	return rc;
 }

@@ -1,5 +1,5 @@
 /*
- * flow-stripe-in.c: -P, receiving: write stdout strictly in offset order,
+ * stripe-receive.c: -P, receiving: write stdout strictly in offset order,
  * holding chunks that came early in a bounded reorder memory. When that
  * memory is full, stop reading the connections whose next chunk is ahead:
  * TCP's flow control then slows exactly those. And the sender's other
@@ -17,7 +17,6 @@
 #include "base/compat.h"
 #include "fastcat.h"
 #include "relay/flow.h"
-#include "retry/retry.h"
 #include "stripe/stripe.h"
 
 /* The reorder memory freed up, or the turn moved on: waiting connections may read again. */
@@ -30,7 +29,7 @@ static void stripe_wake_waiting(struct stripe_flow *s)
 /* Put a whole chunk in the list; a chunk that overlaps another is the peer's error. */
 static int stripe_hold(struct flow *f, unsigned i, struct held *h)
 {
-	struct stripe_flow *s = f->stripe;
+	struct stripe_flow *s = f->ctx;
 	struct held **p = &s->held, *prev = NULL;
 
 	while (*p != NULL && (*p)->offset < h->offset) {
@@ -53,7 +52,7 @@ static int stripe_hold(struct flow *f, unsigned i, struct held *h)
 /* Connection i's END, trailer and all: every connection's must say the same. */
 static int stripe_end_mark(struct flow *f, unsigned i, const struct stripe_chunk *ch)
 {
-	struct stripe_flow *s = f->stripe;
+	struct stripe_flow *s = f->ctx;
 	struct in_conn *c = &s->in[i];
 	uint64_t digest = stripe_trailer_get(c->hdr + STRIPE_CHUNK_BYTES);
 
@@ -90,7 +89,7 @@ static size_t stripe_header_want(const struct in_conn *c)
 /* A whole header from connection i: its END, or room for the payload (or a wait for room). */
 static int stripe_header(struct flow *f, unsigned i)
 {
-	struct stripe_flow *s = f->stripe;
+	struct stripe_flow *s = f->ctx;
 	struct in_conn *c = &s->in[i];
 	struct stripe_chunk ch;
 
@@ -118,7 +117,7 @@ static int stripe_header(struct flow *f, unsigned i)
 /* Read from connection i: header bytes, or the payload of its chunk. 1 if bytes came. */
 static int stripe_recv(struct flow *f, unsigned i)
 {
-	struct stripe_flow *s = f->stripe;
+	struct stripe_flow *s = f->ctx;
 	struct in_conn *c = &s->in[i];
 	struct held *h = c->chunk;
 	unsigned char *to = h ? h->data + h->got : c->hdr + c->have;
@@ -127,11 +126,11 @@ static int stripe_recv(struct flow *f, unsigned i)
 
 	if (h == NULL && want == 0) /* a header that waited for room: decide again */
 		return stripe_header(f, i) < 0 ? -1 : !c->waiting;
-	n = recv(f->net.fd[i], to, want, 0);
+	n = recv(s->conns->fd[i], to, want, 0);
 	f->stats->reads++;
 	switch (io_result(n)) {
 	case IO_MOVED: break;
-	case IO_AGAIN: f->net.ready[i] = 0; return 0;
+	case IO_AGAIN: s->ready[i] = 0; return 0;
 	case IO_INTERRUPTED: return 0;
 	case IO_FAILED: return stripe_socket_failed(f, (int)i, "receive");
 	case IO_END:
@@ -158,7 +157,7 @@ static int stripe_recv(struct flow *f, unsigned i)
 /* Write the chunk whose turn it is, as far as stdout takes it. 1 if bytes went. */
 static int stripe_write(struct flow *f)
 {
-	struct stripe_flow *s = f->stripe;
+	struct stripe_flow *s = f->ctx;
 	struct held *h = s->held;
 	size_t len;
 	ssize_t n;
@@ -200,17 +199,17 @@ static int stripe_write(struct flow *f)
  */
 static int stripe_send_verdict(struct flow *f)
 {
-	struct stripe_flow *s = f->stripe;
+	struct stripe_flow *s = f->ctx;
 	unsigned char v[STRIPE_CHUNK_BYTES + STRIPE_TRAILER_BYTES];
 	uint64_t digest = digest_final(&f->stats->digest);
 
-	f->verify->end_seen = 1;
-	f->verify->peer_bytes = s->total;
-	f->verify->peer_digest = s->end_digest;
+	s->s->verdict.end_seen = 1;
+	s->s->verdict.peer_bytes = s->total;
+	s->s->verdict.peer_digest = s->end_digest;
 	stripe_chunk_encode(
 	    v, &(struct stripe_chunk){STRIPE_VERDICT, 0, 0, STRIPE_TRAILER_BYTES, s->offset});
 	stripe_trailer_put(v + STRIPE_CHUNK_BYTES, digest);
-	if (send(f->net.fd[0], v, sizeof v, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof v)
+	if (send(s->conns->fd[0], v, sizeof v, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof v)
 		return stripe_socket_failed(f, 0, "send the verdict");
 	return 0;
 }
@@ -218,7 +217,7 @@ static int stripe_send_verdict(struct flow *f)
 /* Every connection ended and closed: the stream is whole, or the peer's END lied. */
 static enum pump_result stripe_finish(struct flow *f)
 {
-	struct stripe_flow *s = f->stripe;
+	struct stripe_flow *s = f->ctx;
 
 	if (s->offset != s->total || s->held != NULL) {
 		stripe_fail(f, 0, EXIT_PEER,
@@ -227,7 +226,7 @@ static enum pump_result stripe_finish(struct flow *f)
 		return PUMP_FAILED;
 	}
 	/* --resume: the whole file's digest needs its first L bytes, digested with --verify only */
-	if (s->end_flags & STRIPE_HAS_DIGEST && s->start != f->verify->prefix_received) {
+	if (s->end_flags & STRIPE_HAS_DIGEST && s->start != s->s->prefix.received) {
 		stripe_fail(f, 0, EXIT_VERIFY,
 		            "the sender asks for --verify, which with --resume needs --verify at "
 		            "this end too (to digest the file's first %llu bytes)",
@@ -241,7 +240,7 @@ static enum pump_result stripe_finish(struct flow *f)
 
 enum pump_result stripe_pump_receive(struct flow *f)
 {
-	struct stripe_flow *s = f->stripe;
+	struct stripe_flow *s = f->ctx;
 
 	for (int calls = 0; calls < 64; calls++) {
 		int moved, rc;
@@ -251,7 +250,7 @@ enum pump_result stripe_pump_receive(struct flow *f)
 		for (unsigned i = 0; i < s->n; i++) {
 			struct in_conn *c = &s->in[i];
 
-			if (!f->net.ready[i] || c->eof || c->waiting)
+			if (!s->ready[i] || c->eof || c->waiting)
 				continue;
 			if ((rc = stripe_recv(f, i)) < 0)
 				return PUMP_FAILED;
@@ -269,33 +268,35 @@ enum pump_result stripe_pump_receive(struct flow *f)
 
 /*
  * The sender's side: the receiver sends nothing but, when --verify asked
- * for it, its VERDICT on connection 0, kept for stripe_conclude; with
- * --retry, its confirmations there instead.
+ * for it, its VERDICT on connection 0, kept for the conclusion; a sink the
+ * flow has (--retry's confirmations) takes connection 0's bytes instead.
  */
 static int stripe_take_verdict(struct flow *f, size_t n)
 {
-	struct in_conn *c = &f->stripe->in[0];
+	struct stripe_flow *s = f->ctx;
+	struct verdict *vd = &s->s->verdict;
+	struct in_conn *c = &s->in[0];
 	size_t take = sizeof c->hdr - c->have < n ? sizeof c->hdr - c->have : n;
 	struct stripe_chunk ch;
 
-	if (f->verify->verdict_seen || take < n)
+	if (vd->verdict_seen || take < n)
 		return stripe_fail(f, 0, EXIT_PEER, "data from the receiver, which sends none");
-	memcpy(c->hdr + c->have, f->stripe->scratch, take);
+	memcpy(c->hdr + c->have, s->scratch, take);
 	c->have += take;
 	if (c->have < sizeof c->hdr)
 		return 0;
 	if (stripe_chunk_decode(c->hdr, &ch) != 0 || ch.type != STRIPE_VERDICT)
 		return stripe_fail(f, 0, EXIT_PEER, "a malformed verdict");
-	f->verify->verdict_seen = 1;
-	f->verify->confirmed_bytes = ch.offset;
-	f->verify->confirmed_digest = stripe_trailer_get(c->hdr + STRIPE_CHUNK_BYTES);
+	vd->verdict_seen = 1;
+	vd->confirmed_bytes = ch.offset;
+	vd->confirmed_digest = stripe_trailer_get(c->hdr + STRIPE_CHUNK_BYTES);
 	return 0;
 }
 
 /* The sender's receiving side: the receiver sends nothing; its EOF (or reset) is what counts. */
 enum pump_result stripe_pump_drain(struct flow *f)
 {
-	struct stripe_flow *s = f->stripe;
+	struct stripe_flow *s = f->ctx;
 
 	for (int calls = 0; calls < 64; calls++) {
 		int moved = 0;
@@ -303,14 +304,15 @@ enum pump_result stripe_pump_drain(struct flow *f)
 		for (unsigned i = 0; i < s->n; i++) {
 			ssize_t n;
 
-			if (!f->net.ready[i] || s->in[i].eof)
+			if (!s->ready[i] || s->in[i].eof)
 				continue;
-			n = recv(f->net.fd[i], s->scratch, 4096, 0);
+			n = recv(s->conns->fd[i], s->scratch, 4096, 0);
 			switch (io_result(n)) {
 			case IO_MOVED:
-				if (i == 0 && (f->retry != NULL
-				                   ? retry_take_confirms(f, s->scratch, (size_t)n)
-				                   : stripe_take_verdict(f, (size_t)n)) < 0)
+				if (i == 0 &&
+				    (f->sink.take != NULL
+				         ? f->sink.take(f->sink.ctx, f, s->scratch, (size_t)n)
+				         : stripe_take_verdict(f, (size_t)n)) < 0)
 					return PUMP_FAILED;
 				moved = 1;
 				break;
@@ -319,7 +321,7 @@ enum pump_result stripe_pump_drain(struct flow *f)
 				s->eofs++;
 				moved = 1;
 				break;
-			case IO_AGAIN: f->net.ready[i] = 0; break;
+			case IO_AGAIN: s->ready[i] = 0; break;
 			case IO_INTERRUPTED: break;
 			case IO_FAILED:
 				stripe_socket_failed(f, (int)i, "receive");

@@ -57,7 +57,7 @@ int stripe_join_decode(const unsigned char *p, struct stripe_join *j)
 	j->resume = p[4] == STRIPE_VERSION_RESUME;
 	if (j->count == STRIPE_AUTO)
 		return j->index < STRIPE_AUTO_MAX ? 0 : -1;
-	return j->count <= STRIPE_MAX && j->index < j->count ? 0 : -1;
+	return j->count <= CONN_MAX && j->index < j->count ? 0 : -1;
 }
 
 void stripe_chunk_encode(unsigned char *p, const struct stripe_chunk *c)
@@ -81,7 +81,7 @@ int stripe_chunk_decode(const unsigned char *p, struct stripe_chunk *c)
 	switch (c->type) {
 	case STRIPE_END:
 		return c->len == STRIPE_TRAILER_BYTES && (c->flags & ~STRIPE_HAS_DIGEST) == 0 &&
-		               c->count >= 1 && c->count <= STRIPE_MAX
+		               c->count >= 1 && c->count <= CONN_MAX
 		           ? 0
 		           : -1;
 	case STRIPE_VERDICT:

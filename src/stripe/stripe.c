@@ -15,35 +15,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "fastcat.h"
 #include "base/base.h"
 #include "stripe/stripe.h"
-#include "verify/verify.h"
 #include "net/net.h"
+#include "relay/flow.h"
 
-/* Seconds a handshake may take without -w: a plain peer is told apart by saying nothing. */
-#define HANDSHAKE_PATIENCE 5.0
-
-double stripe_patience(const struct config *cfg)
-{
-	return cfg->timeout_ms >= 0 ? (double)cfg->timeout_ms / 1000 : HANDSHAKE_PATIENCE;
-}
-
-/* A session id no other sender picks: the clock and the pid, mixed (no randomness needed). */
-static uint64_t session_id(void)
-{
-	struct timespec ts;
-	uint64_t x;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	x = (uint64_t)ts.tv_sec * 1000000007u ^ (uint64_t)ts.tv_nsec ^ (uint64_t)getpid() << 32;
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	return x ^ x >> 33;
-}
+/* A peer that opens with a -P receiver's hello: the sender must give -P too. */
+const struct hello_guard stripe_guard = {STRIPE_HELLO_BYTES, stripe_hello_seen, EXIT_CONNECT,
+                                         "the peer is a fastcat -P receiver (one stream over "
+                                         "several connections); give -P N at this end"};
 
 /*
  * The sender's side of one connection: the receiver's hello, then our join.
@@ -97,43 +80,47 @@ static int join_one(const struct config *cfg, int fd, const struct stripe_join *
 }
 
 /*
- * -P N, sending: ep->fd is connected; tie it and N - 1 more connections to
- * the same address into one session, the others connecting all at once
- * once the first has shown a -P receiver. 0, or an exit status with err. A
- * refusal resets the connection, so a plain fastcat at the other end does
- * not take the empty stream for a finished one.
+ * -P N, sending: ep is connected; tie it and N - 1 more connections to the
+ * same address into one session (the session's conns), the others
+ * connecting all at once once the first has shown a -P receiver. 0, or an
+ * exit status with err. A refusal resets the connections, so a plain
+ * fastcat at the other end does not take the empty stream for a finished
+ * one.
  */
-int stripe_connect(const struct config *cfg, struct endpoint *ep, char *err, size_t errlen)
+int stripe_connect(struct stripe *st, struct session *s, const struct endpoint *ep, char *err,
+                   size_t errlen)
 {
+	const struct config *cfg = s->cfg;
+	struct conns *c = &s->conns;
 	struct stripe_join j = {.count = cfg->parallel_auto ? STRIPE_AUTO : cfg->parallel,
-	                        .session = session_id(),
+	                        .session = random_id(),
 	                        .resume = cfg->resume};
 	unsigned n = cfg->parallel_auto ? 1 : cfg->parallel;
 	int rc;
 
-	ep->stripe[0] = ep->fd;
-	ep->stripes = 1;
+	*st = (struct stripe){.cfg = cfg, .s = s, .id = j.session};
+	c->fd[0] = ep->fd;
+	c->n = 1;
 	/* the first one tells a -P receiver from a plain peer before any other connects */
 	rc = join_one(cfg, ep->fd, &j, ep->peer, err, errlen);
 	for (unsigned i = 1; rc == 0 && i < n; i++) {
-		rc = endpoint_connect_start(cfg, ep, &ep->stripe[i], err, errlen);
-		ep->stripes += rc == 0;
+		rc = endpoint_connect_start(cfg, ep, &c->fd[i], err, errlen);
+		c->n += rc == 0;
 	}
 	for (unsigned i = 1; rc == 0 && i < n; i++) {
 		j.index = i;
-		rc = endpoint_connect_finish(cfg, ep, ep->stripe[i], err, errlen);
+		rc = endpoint_connect_finish(cfg, ep, c->fd[i], err, errlen);
 		if (rc == 0)
-			rc = join_one(cfg, ep->stripe[i], &j, ep->peer, err, errlen);
+			rc = join_one(cfg, c->fd[i], &j, ep->peer, err, errlen);
 	}
-	if (rc == 0 && cfg->parallel_auto && (ep->growth = calloc(1, sizeof *ep->growth)) == NULL)
+	if (rc == 0 && cfg->parallel_auto && (st->growth = calloc(1, sizeof *st->growth)) == NULL)
 		rc = log_format(err, errlen, EXIT_RUNTIME, "-P auto: out of memory");
-	if (rc != 0) {
-		endpoint_abort(cfg, ep);
+	if (rc != 0)
 		return rc;
-	}
-	if (ep->growth != NULL) {
-		*ep->growth = (struct stripe_growth){.cfg = cfg,
+	if (st->growth != NULL) {
+		*st->growth = (struct stripe_growth){.cfg = cfg,
 		                                     .ep = ep,
+		                                     .conns = c,
 		                                     .grows = 1,
 		                                     .attached = 1,
 		                                     .session = j.session,
@@ -145,42 +132,72 @@ int stripe_connect(const struct config *cfg, struct endpoint *ep, char *err, siz
 		            ep->peer, (unsigned long long)j.session);
 		return 0;
 	}
-	log_verbose("-P: %u connections to %s, session %016llx", ep->stripes, ep->peer,
+	log_verbose("-P: %u connections to %s, session %016llx", c->n, ep->peer,
 	            (unsigned long long)j.session);
 	return 0;
 }
 
 /*
- * After a striped session: --verify's answer. The sender compares the
- * receiver's VERDICT with what it sent; the receiver, whenever the sender's
- * END carried the stream's XXH64, compares it with what it wrote. With
- * --resume both are of the whole file: the L bytes before the session count
- * (and were digested first). A failure the relay already reported stands.
+ * The session's connections but the endpoint's own (its caller closes
+ * that), and the ones still joining. abort: a failed session resets them,
+ * so that the peer fails too instead of taking a short stream for a whole
+ * one.
  */
-void stripe_conclude(struct session *s)
+void stripe_close(struct stripe *st, int abort)
 {
-	struct verify *v = &s->verify;
-	const struct flow_stats *mine = s->cfg->listen ? &s->received : &s->sent;
-	uint64_t bytes = mine->bytes + (s->cfg->listen ? v->prefix_received : v->prefix_sent);
-	uint64_t digest = digest_final(&mine->digest);
+	struct conns *c = &st->s->conns;
+	struct linger now = {.l_onoff = 1, .l_linger = 0};
 
-	if (s->exit_status != EXIT_OK || (!s->cfg->verify && !v->end_seen))
-		return;
-	if (s->cfg->listen && !v->end_seen)
-		s->exit_status = log_format(s->error, sizeof s->error, EXIT_VERIFY,
-		                            "-P --verify: the sender did not ask for --verify "
-		                            "(give --verify at both ends)");
-	else if (s->cfg->listen && (v->peer_bytes != bytes || v->peer_digest != digest))
-		s->exit_status = verify_differs(s, "wrote", bytes, digest, "sender sent",
-		                                v->peer_bytes, v->peer_digest);
-	else if (!s->cfg->listen && !v->verdict_seen)
-		s->exit_status = log_format(s->error, sizeof s->error, EXIT_PEER,
-		                            "--verify: the receiver closed without confirming the "
-		                            "%llu bytes sent",
-		                            (unsigned long long)bytes);
-	else if (!s->cfg->listen && (v->confirmed_bytes != bytes || v->confirmed_digest != digest))
-		s->exit_status = verify_differs(s, "sent", bytes, digest, "receiver wrote",
-		                                v->confirmed_bytes, v->confirmed_digest);
-	else
-		v->verified = 1;
+	stripe_growth_free(st->growth);
+	st->growth = NULL;
+	for (unsigned i = 1; i < c->n; i++) {
+		if (abort)
+			setsockopt(c->fd[i], SOL_SOCKET, SO_LINGER, &now, sizeof now);
+		close(c->fd[i]);
+	}
+	c->n = 0;
+}
+
+/* The relay's place for the striped pumps; the sender's receiving flow drains. */
+#define STRIPE_OPS(pump_fn)                                                                        \
+	{                                                                                          \
+		.rw_reason = "-P cuts the stream into chunks", .start = stripe_start,              \
+		.stop = stripe_stop, .pump = pump_fn, .poll_events = stripe_poll_events,           \
+		.poll_result = stripe_poll_result,                                                 \
+	}
+
+static const struct flow_ops send_ops = STRIPE_OPS(stripe_pump_send);
+static const struct flow_ops receive_ops = STRIPE_OPS(stripe_pump_receive);
+static const struct flow_ops drain_ops = STRIPE_OPS(stripe_pump_drain);
+
+/*
+ * A striped session goes one way, the sender's stdin to the receiver's
+ * stdout, over the session's connections; the sender's other direction
+ * drains them for the receiver's ends (and --verify's VERDICT). With
+ * --resume the chunks' offsets go on from the receiver's file length.
+ */
+void stripe_plug(struct stripe *st, struct relay_setup *rs)
+{
+	struct session *s = st->s;
+	int listen = st->cfg->listen;
+	uint64_t start = s->resume.on ? s->resume.offset : 0;
+
+	for (int k = 0; k < 2; k++) {
+		struct stripe_flow *sf = &st->flows[k];
+
+		memset(sf, 0, sizeof *sf);
+		sf->conns = &s->conns;
+		sf->n = s->conns.n;
+		sf->offset = sf->start = start;
+		sf->verify = st->cfg->verify;
+		sf->grows = st->growth != NULL;
+		sf->s = s;
+		rs->flows[k].ctx = sf;
+	}
+	rs->flows[FLOW_SEND].ops = &send_ops;
+	rs->flows[FLOW_RECEIVE].ops = listen ? &receive_ops : &drain_ops;
+	rs->flows[FLOW_SEND].enabled = !listen;
+	rs->flows[FLOW_RECEIVE].discard = !listen;
+	if (st->growth != NULL)
+		relay_add_agent(rs, &stripe_growth_agent, st);
 }

@@ -1,11 +1,18 @@
-/* stripe.h: -P's wire format (stripe-wire.c), for the handshake (stripe.c) and the flows. */
-#ifndef STRIPE_H
-#define STRIPE_H
+/*
+ * stripe.h: -P, one stream striped over several TCP connections: private to stripe/ and to
+ * cli/, which opens a session's connections with it and plugs its flows into the relay. The
+ * wire format, the decision of -P auto, the connections on their way into a session, and a
+ * striped flow's state.
+ */
+#ifndef FASTCAT_STRIPE_H
+#define FASTCAT_STRIPE_H
 
 #include <poll.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include "fastcat.h"
+#include "relay/relay.h"
 
 /* The wire format (doc/stripe-protocol.md). */
 #define STRIPE_VERSION        1 /* a session from byte 0 */
@@ -115,44 +122,28 @@ struct pending {
  */
 struct stripe_growth {
 	const struct config *cfg;
-	struct endpoint *ep;
-	struct listener *l; /* receiving: where late connections come from */
-	struct pending pending[STRIPE_MAX];
+	const struct endpoint *ep; /* sending: the first connection, whose address the rest dial */
+	struct conns *conns;       /* the session's connections, which joiners are added to */
+	struct listener *l;        /* receiving: where late connections come from */
+	struct sockaddr_storage peer; /* receiving: the first join's host; others are strangers */
+	struct pending pending[CONN_MAX];
 	size_t npending;
 	unsigned count;    /* receiving: connections the sender announced; 0 = no join yet */
 	int grows;         /* -P auto: the session takes connections as they come */
 	unsigned attached; /* connections in the session */
-	unsigned char taken[STRIPE_MAX]; /* receiving: join indexes seen */
+	unsigned char taken[CONN_MAX]; /* receiving: join indexes seen */
 	uint64_t session;
 	double progress; /* when the last one joined */
 	/* sending */
 	unsigned next_index;
 	double ticked, next_tick; /* the last tick, the next */
 	struct auto_state decide;
-	struct tcp_stats last[STRIPE_MAX]; /* TCP_INFO at the last tick */
+	struct tcp_stats last[CONN_MAX]; /* TCP_INFO at the last tick */
 	uint64_t last_full, last_dry;
 	double sndbuf_ceiling; /* tcp_wmem[2], or the SO_SNDBUF -O fixed */
 };
 
-/* stripe.c */
-int stripe_connect(const struct config *, struct endpoint *, char *, size_t);
-void stripe_conclude(struct session *);
-double stripe_patience(const struct config *);
-
-/* stripe-join.c */
-int stripe_accept(const struct config *, struct listener *, struct endpoint *, char *, size_t);
-int stripe_growth_poll_events(const struct stripe_growth *, struct pollfd *);
-int stripe_growth_step(struct stripe_growth *, const struct pollfd *, int, int *, int);
-double stripe_growth_due(const struct stripe_growth *);
-int stripe_growth_dial(struct stripe_growth *);
-void stripe_growth_stop(struct stripe_growth *, const char *);
-void stripe_growth_free(struct stripe_growth *);
-
-/* stripe-grow.c: -P auto, sending */
-struct stripe_flow;
-void stripe_grow_tick(struct stripe_growth *, const struct stripe_flow *, double);
-
-/* The state of a striped flow (flow-stripe.c, flow-stripe-in.c). */
+/* The state of a striped flow (stripe-flow.c, stripe-send.c, stripe-receive.c). */
 /*
  * Bytes of early chunks the receiver may hold: RSS stays under 64 MiB at
  * -P 8 with the default chunk (the issue's bound), and 32 MiB is 2.5 s of a
@@ -192,16 +183,16 @@ struct stripe_flow {
 	uint64_t offset; /* sending: of the next chunk read; receiving: of the next byte written */
 	uint64_t start;  /* -P --resume: where the session's stream started (L), else 0 */
 	unsigned next;   /* sending: where the search for a free connection starts */
-	struct out_conn out[STRIPE_MAX];
-	struct in_conn in[STRIPE_MAX];
+	const struct conns *conns; /* the session's connections: n of them are this flow's */
+	int ready[CONN_MAX];       /* optimistic: true until a call on it says EAGAIN */
+	struct out_conn out[CONN_MAX];
+	struct in_conn in[CONN_MAX];
 	struct held *held; /* receiving: early chunks, by offset */
 	size_t held_bytes;
 	uint64_t total; /* the stream's length, from the ENDs */
 	unsigned ended, eofs;
-	int failed_conn;        /* the connection a failure came from, -1 = none */
-	int status;             /* ... the exit status it means */
-	char why[200];          /* ... and what to say */
 	unsigned char *scratch; /* draining: what a receiver should not have sent */
+	struct session *s;      /* the session: its verdict, and --resume's start */
 	int verify;             /* sending: --verify, the END carries the stream's XXH64 */
 	int end_flags;          /* receiving: the ENDs' flags ... */
 	uint64_t end_digest;    /* ... and XXH64 */
@@ -209,5 +200,53 @@ struct stripe_flow {
 	unsigned expect;        /* receiving: the connections the ENDs announce, 0 = none yet */
 	uint64_t full, dry;     /* sending: no connection free for stdin's data; stdin ran dry */
 };
+
+/*
+ * One -P session: its connections are the session's (s->conns); the flows' states while the
+ * relay runs, and with -P auto the connections on their way.
+ */
+struct stripe {
+	const struct config *cfg;
+	struct session *s;
+	uint64_t id;                  /* the sender's session id */
+	struct stripe_growth *growth; /* -P auto: the connections joining mid-session, or NULL */
+	struct stripe_flow flows[2];  /* by enum flow_kind, while the relay runs */
+};
+
+/* stripe.c: the sender's opening, the relay's place for the pumps, the close */
+extern const struct hello_guard stripe_guard;
+int stripe_connect(struct stripe *, struct session *, const struct endpoint *, char *, size_t);
+void stripe_plug(struct stripe *, struct relay_setup *);
+void stripe_close(struct stripe *, int);
+
+/* stripe-join.c: connections on their way into a session */
+double stripe_patience(const struct config *);
+int stripe_accept(struct stripe *, struct session *, struct listener *, struct endpoint *, char *,
+                  size_t);
+int stripe_growth_poll_events(const struct stripe_growth *, struct pollfd *, int);
+int stripe_growth_step(struct stripe_growth *, const struct pollfd *, int, int *, int);
+double stripe_growth_due(const struct stripe_growth *);
+int stripe_growth_dial(struct stripe_growth *);
+void stripe_growth_stop(struct stripe_growth *, const char *);
+void stripe_growth_free(struct stripe_growth *);
+
+/* stripe-grow.c: -P auto while the relay runs */
+void stripe_grow_tick(struct stripe_growth *, const struct stripe_flow *, double);
+extern const struct relay_agent stripe_growth_agent;
+
+/* stripe-flow.c: what both striped flows share */
+int stripe_start(struct flow *);
+void stripe_stop(struct flow *);
+int stripe_poll_events(const struct flow *, struct pollfd *);
+void stripe_poll_result(struct flow *, const struct pollfd *, int);
+int stripe_attach(struct flow *, size_t);
+int stripe_fail(struct flow *, int, int, const char *, ...) __attribute__((format(printf, 4, 5)));
+int stripe_socket_failed(struct flow *, int, const char *);
+int stripe_free_conn(const struct flow *);
+
+/* stripe-send.c, stripe-receive.c: the pumps */
+enum pump_result stripe_pump_send(struct flow *);
+enum pump_result stripe_pump_receive(struct flow *);
+enum pump_result stripe_pump_drain(struct flow *);
 
 #endif

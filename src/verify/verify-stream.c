@@ -1,39 +1,35 @@
 /*
- * flow-verify.c: --verify over streams: a sending flow frames stdin (hello,
- * DATA frames, END and VERDICT), a receiving flow takes the peer's frames
- * apart; without --verify, a receiving flow refuses a peer that sends them.
+ * verify-stream.c: --verify over streams, as the flows' ops: a sending flow frames stdin
+ * (our hello, DATA frames, END and VERDICT), a receiving flow takes the peer's frames apart
+ * and writes their payload. The protocol: doc/verify-protocol.md.
  */
 #include "config.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include "base/compat.h"
 #include "fastcat.h"
 #include "relay/flow.h"
-#include "resume/resume.h"
-#include "stripe/stripe.h"
 #include "verify/verify.h"
-#include "net/net.h"
 
-/* A --verify protocol failure: the relay reports why with exit status 6. */
-int flow_verify_failed(struct flow *f, int is_write, const char *why)
+/* A --verify protocol failure: the session ends with exit status 6. */
+static int frames_failed(struct flow *f, const char *why)
 {
-	snprintf(f->verify->why, sizeof f->verify->why, "--verify: %s", why);
-	flow_failed(f, is_write, EPROTO);
-	return -1;
+	return flow_fail(f, EXIT_VERIFY, "--verify: %s", why);
 }
 
+/* ---------------------------------------------------------------- sending */
+
 /*
- * --verify, sending: read stdin behind room for a DATA header, then write the
- * header in front, so the frame goes out with the data in one write. The
- * digest of what was read is the one our END frame will carry.
+ * Read stdin behind room for a DATA header (the flow's read_reserve), then
+ * put the header in front, so the frame goes out with the data in one
+ * write. The digest of what was read is the one our END will carry. The
+ * header is produced here, the data by the pump: read(2)'s result.
  */
-ssize_t flow_verify_read(struct flow *f, size_t want)
+static ssize_t frames_read(struct flow *f, size_t want)
 {
 	unsigned char *tail = (unsigned char *)iobuf_tail(&f->buf);
 	struct frame data = {.type = FRAME_DATA};
@@ -47,129 +43,48 @@ ssize_t flow_verify_read(struct flow *f, size_t want)
 	return n;
 }
 
-/*
- * The first bytes are a proper prefix of the hello (it came in pieces, or
- * the data happens to start that way): wait for the rest, at most 200 ms,
- * with a blocking peek. Polling instead would spin, as the peeked bytes keep
- * the socket readable. Returns what the peek then holds.
- */
-static ssize_t flow_sniff_rest(int fd, unsigned char *peek)
+/* Nothing but our hello until the peer's hello came: a peer without --verify must not get our
+ * frames as its data. */
+static size_t frames_len_out(const struct flow *f)
 {
-	struct timeval wait = {.tv_sec = 0, .tv_usec = 200000}, none = {0, 0};
-	ssize_t n;
-
-	sock_set_nonblock(fd, 0);
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
-	n = recv(fd, peek, VERIFY_HELLO_BYTES, MSG_PEEK | MSG_WAITALL);
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &none, sizeof none);
-	sock_set_nonblock(fd, 1);
-	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
-		n = 0; /* the rest never came: it is data */
-	return n;
-}
-
-/* A peer that opened with another mode's hello: the wrong kind of peer (exit 3, as -P says too). */
-static int wrong_peer(struct flow *f, const char *why)
-{
-	f->verify->why_status = EXIT_CONNECT;
-	snprintf(f->verify->why, sizeof f->verify->why, "%s", why);
-	flow_failed(f, 0, EPROTO);
-	return -1;
-}
-
-/*
- * No --verify here: a peer that opens with the verify hello would have its
- * frames written to stdout as data, so refuse it. Only the first bytes are
- * looked at (peeked, so they stay for the read), once. 1 to go on reading.
- */
-int flow_verify_sniff(struct flow *f)
-{
-	unsigned char peek[VERIFY_HELLO_BYTES];
-	ssize_t n = recv(flow_src(f), peek, sizeof peek, MSG_PEEK);
-
-	_Static_assert(STRIPE_HELLO_BYTES == VERIFY_HELLO_BYTES, "one peek serves the hellos");
-	_Static_assert(RESUME_HELLO_BYTES == VERIFY_HELLO_BYTES, "one peek serves the hellos");
-	if (n > 0 && n < VERIFY_HELLO_BYTES &&
-	    (verify_hello(peek, (size_t)n) == 0 || stripe_hello_seen(peek, (size_t)n) == 0 ||
-	     resume_hello_seen(peek, (size_t)n) == 0))
-		n = flow_sniff_rest(flow_src(f), peek);
-	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-		flow_set_src_ready(f, 0);
-		return 0;
-	}
-	if (n < 0 && errno == EINTR)
-		return 0;
-	if (n < 0) {
-		flow_failed(f, 0, errno); /* reported now: the peek consumed the socket's error */
-		return -1;
-	}
-	f->sniff_hello = 0;
-	if (n == VERIFY_HELLO_BYTES && verify_hello(peek, (size_t)n) == 1)
-		return flow_verify_failed(f, 0,
-		                          "the peer sends --verify frames; give --verify at "
-		                          "this end too");
-	if (n == STRIPE_HELLO_BYTES && stripe_hello_seen(peek, (size_t)n) == 1)
-		return wrong_peer(f, "the peer is a fastcat -P receiver (one stream over several "
-		                     "connections); give -P N at this end");
-	if (n == RESUME_HELLO_BYTES && resume_hello_seen(peek, (size_t)n) == 1)
-		return wrong_peer(f, "the peer is a fastcat --resume receiver (it goes on with a "
-		                     "file it has part of); give --resume at this end");
-	return 1;
-}
-
-/*
- * --verify: the bytes the next write may take. Sending: nothing but our
- * hello until the peer's hello came (a peer without --verify must not get
- * our frames as its data). Receiving: the hello or a frame header once
- * whole (or once it cannot be one), else the payload of the DATA frame.
- */
-size_t flow_verify_len(const struct flow *f)
-{
-	const unsigned char *p = (const unsigned char *)f->buf.data + f->buf.head;
+	const struct verify *v = f->ctx;
 	size_t len = iobuf_len(&f->buf);
-	struct frame fr;
 
-	if (f->kind == FLOW_SEND)
-		return f->verify->hello_seen || len < f->gate ? len : f->gate;
-	if (len == 0)
-		return 0;
-	if (!f->verify->hello_seen)
-		return verify_hello(p, len) != 0 ? len : 0;
-	if (f->frame_left > 0)
-		return len < f->frame_left ? len : (size_t)f->frame_left;
-	return verify_decode(p, len, &fr) != 0 ? len : 0;
+	return v->hello_seen || len < v->gate ? len : v->gate;
 }
 
 /*
- * --verify, sending: of n bytes just written from the buffer's head, how
- * many were payload. The buffer holds whole frames (the hello first), so
- * walking their headers from the head is exact.
+ * Of n bytes just written from the buffer's head, how many were payload.
+ * The buffer holds whole frames (the hello first), so walking their headers
+ * from the head is exact.
  */
-size_t flow_verify_payload(struct flow *f, size_t n)
+static size_t frames_wrote(struct flow *f, size_t n)
 {
+	struct verify *v = f->ctx;
 	const unsigned char *p = (const unsigned char *)iobuf_head(&f->buf);
 	size_t payload = 0, avail = iobuf_len(&f->buf);
 	struct frame fr;
 
+	v->gate -= n < v->gate ? n : v->gate;
 	while (n > 0) {
 		size_t take;
 
-		if (f->header_left == 0 && f->frame_left == 0) {
+		if (v->header_left == 0 && v->out_left == 0) {
 			/* our own frame, whole in the buffer: it decodes */
 			if (verify_decode(p, avail, &fr) == FRAME_HEADER) {
-				f->header_left = FRAME_HEADER;
-				f->frame_left = fr.len;
+				v->header_left = FRAME_HEADER;
+				v->out_left = fr.len;
 			} else {
-				f->header_left = FRAME_TRAILER;
+				v->header_left = FRAME_TRAILER;
 			}
 		}
-		take = n < f->header_left ? n : f->header_left;
-		f->header_left -= take;
+		take = n < v->header_left ? n : v->header_left;
+		v->header_left -= take;
 		p += take;
 		n -= take;
 		avail -= take;
-		take = n < f->frame_left ? n : (size_t)f->frame_left;
-		f->frame_left -= take;
+		take = n < v->out_left ? n : (size_t)v->out_left;
+		v->out_left -= take;
 		payload += take;
 		p += take;
 		n -= take;
@@ -178,56 +93,143 @@ size_t flow_verify_payload(struct flow *f, size_t n)
 	return payload;
 }
 
-/* --verify, receiving: a frame header; an END or VERDICT is noted for the verdict. */
-static int flow_verify_header(struct flow *f, const unsigned char *p, size_t len)
+/*
+ * Before each step: once stdin is done, our END (what we sent); once the
+ * peer's END came, our VERDICT (what we wrote of its data), each put in the
+ * buffer when there is room. -1 when the peer went away without its hello,
+ * so our data can never be sent.
+ */
+static int frames_trailer(struct flow *f)
 {
-	struct verify *v = f->verify;
+	struct verify *v = f->ctx;
+	const struct verdict *vd = v->vd;
+	struct frame fr = {.type = FRAME_END};
+
+	if (v->peer_done && !v->hello_seen)
+		return frames_failed(f, "the peer closed without the verify hello (is --verify "
+		                        "given at both ends?)");
+	if (iobuf_room(&f->buf) < FRAME_TRAILER)
+		return 0;
+	if (f->src_eof && !v->end_queued) {
+		fr.bytes = f->stats->digest.total;
+		fr.digest = digest_final(&f->stats->digest);
+		v->end_queued = 1;
+	} else if (vd->end_seen && !v->verdict_queued) {
+		fr = (struct frame){FRAME_VERDICT, 0, vd->delivered_bytes, vd->delivered_digest};
+		v->verdict_queued = 1;
+	} else {
+		return 0;
+	}
+	iobuf_produced(&f->buf, verify_encode((unsigned char *)iobuf_tail(&f->buf), &fr));
+	return 0;
+}
+
+/* Our VERDICT answers the peer's END; a peer that closed without one gets none. */
+static int frames_drained(const struct flow *f)
+{
+	const struct verify *v = f->ctx;
+
+	return iobuf_len(&f->buf) == 0 && v->end_queued &&
+	       (v->verdict_queued || (v->peer_done && !v->vd->end_seen));
+}
+
+/*
+ * The hello goes out at once, before the relay looks at what the peer sent.
+ * A peer without --verify may have sent data or its EOF already, and the
+ * receiving side, pumped first, would fail on it with our hello still
+ * unsent: the peer would never learn why. What cannot go now goes with the
+ * first write. The header walk of frames_wrote starts on it.
+ */
+static int frames_start(struct flow *f)
+{
+	struct verify *v = f->ctx;
+	ssize_t n;
+
+	verify_hello_put((unsigned char *)iobuf_tail(&f->buf));
+	iobuf_produced(&f->buf, VERIFY_HELLO_BYTES);
+	v->gate = v->header_left = VERIFY_HELLO_BYTES;
+	n = send(flow_dst(f), iobuf_head(&f->buf), v->gate, MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (n > 0) {
+		iobuf_consumed(&f->buf, (size_t)n);
+		v->gate -= (size_t)n;
+		v->header_left -= (size_t)n;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- receiving */
+
+/*
+ * The bytes the next step may take: the hello or a frame header once whole
+ * (or once it cannot be one), else the payload of the DATA frame.
+ */
+static size_t frames_len_in(const struct flow *f)
+{
+	const struct verify *v = f->ctx;
+	const unsigned char *p = (const unsigned char *)f->buf.data + f->buf.head;
+	size_t len = iobuf_len(&f->buf);
+	struct frame fr;
+
+	if (len == 0)
+		return 0;
+	if (!v->hello_seen)
+		return verify_hello(p, len) != 0 ? len : 0;
+	if (v->in_left > 0)
+		return len < v->in_left ? len : (size_t)v->in_left;
+	return verify_decode(p, len, &fr) != 0 ? len : 0;
+}
+
+/* A frame header; an END or VERDICT is noted for the verdict. */
+static int frames_header(struct flow *f, const unsigned char *p, size_t len)
+{
+	struct verify *v = f->ctx;
+	struct verdict *vd = v->vd;
 	struct frame fr;
 	int rc = verify_decode(p, len, &fr);
 
-	if (rc < 0 || (fr.type == FRAME_DATA && v->end_seen) ||
-	    (fr.type == FRAME_END && v->end_seen) || (fr.type == FRAME_VERDICT && v->verdict_seen))
-		return flow_verify_failed(f, 0, "the peer sent a malformed frame");
+	if (rc < 0 || (fr.type == FRAME_DATA && vd->end_seen) ||
+	    (fr.type == FRAME_END && vd->end_seen) ||
+	    (fr.type == FRAME_VERDICT && vd->verdict_seen))
+		return frames_failed(f, "the peer sent a malformed frame");
 	iobuf_consumed(&f->buf, (size_t)rc);
 	if (fr.type == FRAME_DATA) {
-		f->frame_left = fr.len;
+		v->in_left = fr.len;
 	} else if (fr.type == FRAME_END) {
-		v->end_seen = 1;
-		v->peer_bytes = fr.bytes;
-		v->peer_digest = fr.digest;
-		v->delivered_bytes =
-		    f->stats->bytes + v->prefix_received; /* --resume: the file's */
-		v->delivered_digest = digest_final(&f->stats->digest);
+		vd->end_seen = 1;
+		vd->peer_bytes = fr.bytes;
+		vd->peer_digest = fr.digest;
+		/* --resume: the file's, the bytes before this session's too */
+		vd->delivered_bytes = f->stats->bytes + v->s->prefix.received;
+		vd->delivered_digest = digest_final(&f->stats->digest);
 	} else {
-		v->verdict_seen = 1;
-		v->confirmed_bytes = fr.bytes;
-		v->confirmed_digest = fr.digest;
+		vd->verdict_seen = 1;
+		vd->confirmed_bytes = fr.bytes;
+		vd->confirmed_digest = fr.digest;
 	}
 	return 0;
 }
 
 /*
- * --verify, receiving: one step through the peer's frames: its hello, a
- * frame header, or DATA payload written to stdout (or dropped with
- * --send-only) and digested.
+ * One step through the peer's frames: its hello, a frame header, or DATA
+ * payload written to stdout (or dropped with --send-only) and digested.
  */
-int flow_verify_write(struct flow *f, size_t want)
+static int frames_write(struct flow *f, size_t want)
 {
+	struct verify *v = f->ctx;
 	unsigned char *p = (unsigned char *)iobuf_head(&f->buf);
-	size_t len = flow_verify_len(f);
+	size_t len = frames_len_in(f);
 	ssize_t n;
 
-	if (!f->verify->hello_seen) {
+	if (!v->hello_seen) {
 		if (verify_hello(p, len) < 0)
-			return flow_verify_failed(f, 0,
-			                          "the peer did not open with the verify hello "
-			                          "(is --verify given at both ends?)");
+			return frames_failed(f, "the peer did not open with the verify hello "
+			                        "(is --verify given at both ends?)");
 		iobuf_consumed(&f->buf, VERIFY_HELLO_BYTES);
-		f->verify->hello_seen = 1;
+		v->hello_seen = 1;
 		return 0;
 	}
-	if (f->frame_left == 0)
-		return flow_verify_header(f, p, len);
+	if (v->in_left == 0)
+		return frames_header(f, p, len);
 	len = len < want ? len : want;
 	n = f->discard ? (ssize_t)len : write(flow_dst(f), p, len);
 	f->stats->writes += !f->discard;
@@ -235,7 +237,7 @@ int flow_verify_write(struct flow *f, size_t want)
 	case IO_MOVED:
 		digest_update(&f->stats->digest, p, (size_t)n);
 		iobuf_consumed(&f->buf, (size_t)n);
-		f->frame_left -= (uint64_t)n;
+		v->in_left -= (uint64_t)n;
 		flow_count_write(f, (uint64_t)n, (size_t)n);
 		break;
 	case IO_AGAIN: flow_set_dst_ready(f, 0); break;
@@ -246,61 +248,34 @@ int flow_verify_write(struct flow *f, size_t want)
 	return 0;
 }
 
-/*
- * --verify, sending: once stdin is done, our END (what we sent); once the
- * peer's END came, our VERDICT (what we wrote of its data). 1 if one was
- * put in the buffer, 0 if none is due or there is no room yet; -1 when
- * the peer went away without its hello, so our data can never be sent.
- */
-int flow_verify_queue_trailer(struct flow *f)
+/* The peer's EOF came: it will send nothing more (our VERDICT may be all that is left). */
+static void frames_ended(struct flow *f)
 {
-	const struct verify *v = f->verify;
-	struct frame fr = {.type = FRAME_END};
+	struct verify *v = f->ctx;
 
-	if (v->peer_done && !v->hello_seen)
-		return flow_verify_failed(f, 1,
-		                          "the peer closed without the verify hello (is --verify "
-		                          "given at both ends?)");
-	if (iobuf_room(&f->buf) < FRAME_TRAILER)
-		return 0;
-	if (f->src_eof && !f->end_queued) {
-		fr.bytes = f->stats->digest.total;
-		fr.digest = digest_final(&f->stats->digest);
-		f->end_queued = 1;
-	} else if (v->end_seen && !f->verdict_queued) {
-		fr = (struct frame){FRAME_VERDICT, 0, v->delivered_bytes, v->delivered_digest};
-		f->verdict_queued = 1;
-	} else {
-		return 0;
-	}
-	iobuf_produced(&f->buf, verify_encode((unsigned char *)iobuf_tail(&f->buf), &fr));
-	return 1;
+	v->peer_done = 1;
 }
 
-/*
- * --verify: the hello goes out at once, before the relay looks at what
- * the peer sent. A peer without --verify may have sent data or its EOF
- * already, and the receiving side, pumped first, would fail on it with
- * our hello still unsent: the peer would never learn why. What cannot go
- * now goes with the first write.
- */
-static void flow_send_hello(struct flow *f)
-{
-	ssize_t n = send(flow_dst(f), iobuf_head(&f->buf), f->gate, MSG_NOSIGNAL | MSG_DONTWAIT);
+#define FRAMES_WHY "--verify frames and digests the bytes"
 
-	if (n <= 0)
-		return;
-	iobuf_consumed(&f->buf, (size_t)n);
-	f->gate -= (size_t)n;
-	f->header_left -= (size_t)n;
-}
+const struct flow_ops verify_send_ops = {
+    .rw_reason = FRAMES_WHY,
+    .read_reserve = FRAME_HEADER,
+    .buffer_extra = 2 * FRAME_TRAILER,
+    .digests_itself = 1,
+    .start = frames_start,
+    .read = frames_read,
+    .len = frames_len_out,
+    .wrote = frames_wrote,
+    .step = frames_trailer,
+    .drained = frames_drained,
+};
 
-/* A sending flow's buffer starts with our hello; the header walk of flow_verify_payload starts on
- * it. */
-void flow_verify_init(struct flow *f)
-{
-	verify_hello_put((unsigned char *)iobuf_tail(&f->buf));
-	iobuf_produced(&f->buf, VERIFY_HELLO_BYTES);
-	f->gate = f->header_left = VERIFY_HELLO_BYTES;
-	flow_send_hello(f);
-}
+const struct flow_ops verify_receive_ops = {
+    .rw_reason = FRAMES_WHY,
+    .buffer_extra = FRAME_HEADER + 2 * FRAME_TRAILER,
+    .digests_itself = 1,
+    .write = frames_write,
+    .len = frames_len_in,
+    .ended = frames_ended,
+};

@@ -1,4 +1,5 @@
-/* verify.c: the --verify wire format (doc/verify-protocol.md) and the verdict on a session. */
+/* verify-wire.c: the --verify wire format (doc/verify-protocol.md): the hello, frames and control
+ * datagrams, coded and checked (pure, fuzzed by fuzz-frame). */
 #include "config.h"
 
 #include <stdarg.h>
@@ -70,65 +71,6 @@ int verify_decode(const unsigned char *buf, size_t len, struct frame *out)
 	out->bytes = wire_get(buf + FRAME_HEADER, 8);
 	out->digest = wire_get(buf + FRAME_HEADER + 8, 8);
 	return FRAME_TRAILER;
-}
-
-/*
- * The counts or digests of a direction differ: "--verify: MINE N bytes (xxh64 D) but the THEIRS
- * N (xxh64 D)", exit 6. MINE is what this end did, THEIRS what the peer says it did.
- */
-int verify_differs(struct session *s, const char *mine, uint64_t bytes, uint64_t digest,
-                   const char *theirs, uint64_t peer_bytes, uint64_t peer_digest)
-{
-	return log_format(s->error, sizeof s->error, EXIT_VERIFY,
-	                  "--verify: %s %llu bytes (xxh64 %016llx) but the %s %llu (xxh64 %016llx)",
-	                  mine, (unsigned long long)bytes, (unsigned long long)digest, theirs,
-	                  (unsigned long long)peer_bytes, (unsigned long long)peer_digest);
-}
-
-/*
- * After the relay: did both directions arrive whole? The peer's END says
- * what it sent (compared with what we delivered), its VERDICT what it
- * delivered of ours. A failure the relay already reported stands, unless
- * it is the peer going away before it ever said hello: that peer does not
- * run --verify (or refused ours), which is the clearer message.
- */
-void verify_conclude(struct session *s)
-{
-	struct verify *v = &s->verify;
-	/* with --resume, what this end holds of the whole file: the bytes before it too */
-	uint64_t sent = s->sent.bytes + v->prefix_sent,
-	         got = s->received.bytes + v->prefix_received;
-	uint64_t sent_digest = digest_final(&s->sent.digest);
-	uint64_t got_digest = digest_final(&s->received.digest);
-
-	if (!v->hello_seen && (s->exit_status == EXIT_OK || s->exit_status == EXIT_PEER)) {
-		s->exit_status = log_format(s->error, sizeof s->error, EXIT_VERIFY,
-		                            "--verify: the peer closed without the verify hello "
-		                            "(is --verify given at both ends?)");
-		return;
-	}
-	if (s->exit_status != EXIT_OK)
-		return;
-	if (!v->end_seen) {
-		s->exit_status =
-		    log_format(s->error, sizeof s->error, EXIT_PEER,
-		               "--verify: the peer's data ended early, without its end mark "
-		               "(%llu bytes received)",
-		               (unsigned long long)got);
-	} else if (v->peer_bytes != got || v->peer_digest != got_digest) {
-		s->exit_status = verify_differs(s, "received", got, got_digest, "peer sent",
-		                                v->peer_bytes, v->peer_digest);
-	} else if (!v->verdict_seen) {
-		s->exit_status =
-		    log_format(s->error, sizeof s->error, EXIT_PEER,
-		               "--verify: the peer did not confirm the %llu bytes sent to it",
-		               (unsigned long long)sent);
-	} else if (v->confirmed_bytes != sent || v->confirmed_digest != sent_digest) {
-		s->exit_status = verify_differs(s, "sent", sent, sent_digest, "peer wrote",
-		                                v->confirmed_bytes, v->confirmed_digest);
-	} else {
-		v->verified = 1;
-	}
 }
 
 /*
@@ -210,4 +152,18 @@ int verify_ctl_parse(const unsigned char *d, size_t n, struct ctl *c)
 	if (n < CTL_HEADER)
 		return 0;
 	return verify_ctl_decode(d, d + CTL_HEADER, n - CTL_HEADER, c);
+}
+
+/*
+ * A datagram (n bytes peeked) that an earlier session left: an END, VERDICT
+ * or DONE sent again after its session here ended cannot start a session,
+ * which only a hello or data can. 1: stale, drop it; 0: not one of those.
+ */
+int verify_ctl_stale(const unsigned char *d, size_t n)
+{
+	struct ctl c;
+
+	if (verify_ctl_parse(d, n < CTL_MAX ? n : CTL_MAX, &c) != 1)
+		return 0;
+	return c.type != CTL_HELLO;
 }

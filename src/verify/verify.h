@@ -1,15 +1,15 @@
-/* verify.h: --verify's wire format and the control-datagram state (verify.c, dgverify.c, flow-*.c).
+/*
+ * verify.h: --verify, private to verify/ and to cli/session.c, which plugs it into a session:
+ * the wire format, a session's --verify state (the frames' on both flows, the control
+ * datagrams' exchange), and what plugs into the relay.
  */
-#ifndef VERIFY_H
-#define VERIFY_H
+#ifndef FASTCAT_VERIFY_H
+#define FASTCAT_VERIFY_H
 
 #include <stdint.h>
 
 #include "fastcat.h"
-
-/* After a datagram sender's end (its END, or --seq's EOF datagram), seconds its reordered
- * datagrams may take to arrive: a gap still open then is a loss. */
-#define STRAGGLER_GRACE 0.25
+#include "relay/relay.h"
 
 /* --verify's wire format (verify.c; doc/verify-protocol.md). */
 #define VERIFY_HELLO_BYTES 16        /* "FASTCAT-VERIFY1\n", first from each end */
@@ -55,9 +55,8 @@ struct frame {
 	uint64_t digest; /* END, VERDICT: XXH64 */
 };
 
-/* --verify over datagrams: control datagrams, sent again until answered (dgverify.c). */
+/* --verify over datagrams: control datagrams, sent again until answered (verify-dgram.c). */
 struct dgverify {
-	struct verify *v;             /* what the peer said, shared with the stream framing */
 	int fd;                       /* the socket the control datagrams go through */
 	int hello_out;                /* we said hello (a listener answers the peer's first) */
 	int peer_has_hello;           /* the peer showed that our hello arrived */
@@ -73,16 +72,46 @@ struct dgverify {
 	int done_seen;                /* the peer's DONE: our VERDICT arrived */
 	int verdict_tries;            /* VERDICTs sent without a DONE */
 	int refused;                  /* the peer sent REFUSE: it runs without --verify */
-	int unreachable;   /* the peer's port was unreachable (ICMP), not yet looked at */
-	int never_reached; /* ... while we waited for its hello */
-	double end_at;     /* when the peer's END came (stragglers may follow) */
-	double last_heard; /* when the peer last sent anything */
-	double next_retry; /* when unanswered control datagrams go again */
-	double backoff;    /* seconds until the retry after that */
-	double patience;   /* seconds of silence before giving up (-w, or 10) */
+	int unreachable;    /* the peer's port was unreachable (ICMP), not yet looked at */
+	int never_reached;  /* ... while we waited for its hello */
+	double end_at;      /* when the peer's END came (stragglers may follow) */
+	double last_heard;  /* when the peer last sent anything */
+	double next_resend; /* when unanswered control datagrams go again */
+	double backoff;     /* seconds until the resend after that */
+	double patience;    /* seconds of silence before giving up (-w, or 10) */
 };
 
-/* verify.c */
+/*
+ * One session's --verify: what the peer said (the verdict is the session's, for the
+ * conclusion and the report), each flow's place in the frames, and over datagrams the
+ * control exchange. Both flows' ops and the datagram agent share it.
+ */
+struct verify {
+	struct session *s;
+	struct verdict *vd; /* &s->verdict */
+	int datagram;       /* udp, unix-dgram: the data goes as --seq datagrams */
+	int hello_seen;     /* the peer's hello arrived */
+	int peer_done;      /* the peer's EOF came: it will send nothing more */
+	char why[160];      /* a control datagram's failure, for the session's message */
+	/* sending frames */
+	size_t gate;        /* bytes that may go before the peer's hello (ours) */
+	int end_queued;     /* our END is in the buffer */
+	int verdict_queued; /* our VERDICT is in the buffer */
+	size_t header_left; /* header bytes of the frame at the head */
+	uint64_t out_left;  /* payload bytes of the DATA frame at the head */
+	uint64_t in_left;   /* receiving: payload bytes of the peer's DATA frame */
+	struct dgverify dg; /* over datagrams */
+};
+
+/* verify.c: --verify in a session */
+extern const struct hello_guard verify_guard;
+void verify_start(struct verify *, struct session *);
+void verify_plug(struct verify *, struct relay_setup *);
+void verify_plug_refusal(struct relay_setup *);
+void verify_conclude(struct verify *, struct session *);
+void verify_conclude_striped(struct session *);
+
+/* verify-wire.c */
 void verify_hello_put(unsigned char *);
 int verify_hello(const unsigned char *, size_t);
 size_t verify_encode(unsigned char *, const struct frame *);
@@ -90,18 +119,18 @@ int verify_decode(const unsigned char *, size_t, struct frame *);
 size_t verify_ctl_encode(unsigned char *, const struct ctl *);
 int verify_ctl_decode(const unsigned char *, const unsigned char *, size_t, struct ctl *);
 int verify_ctl_parse(const unsigned char *, size_t, struct ctl *);
-void verify_conclude(struct session *);
-int verify_differs(struct session *, const char *, uint64_t, uint64_t, const char *, uint64_t,
-                   uint64_t);
+int verify_ctl_stale(const unsigned char *, size_t);
 
-/* dgverify.c */
-void dgverify_start(struct dgverify *, const struct config *, const struct endpoint *, double);
-int dgverify_receive(struct dgverify *, const struct ctl *, double);
-int dgverify_input_done(struct dgverify *, struct seqtrack *, double);
-int dgverify_tick(struct session *, int, double);
-int dgverify_wants_read(const struct dgverify *, int);
-double dgverify_due(const struct dgverify *, int, double);
-int dgverify_finished(const struct dgverify *);
-int dgverify_send(int, const struct ctl *);
+/* verify-stream.c: the frames, as the flows' ops */
+extern const struct flow_ops verify_send_ops, verify_receive_ops;
+
+/* verify-dgram.c: the control datagrams' exchange, as a relay agent */
+extern const struct relay_agent verify_dgram_agent;
+int verify_dgram_receive(struct verify *, const struct ctl *, double);
+int verify_dgram_input_done(struct verify *, struct seqtrack *, double);
+int verify_ctl_send(int, const struct ctl *);
+
+/* verify-dgram-flow.c */
+extern const struct flow_ops verify_dgram_send_ops, verify_dgram_receive_ops, verify_refuse_ops;
 
 #endif

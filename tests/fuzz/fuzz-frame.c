@@ -184,7 +184,7 @@ static void check_stripe(const uint8_t *data, size_t size)
 	if (size >= STRIPE_JOIN_BYTES && stripe_join_decode(buf, &j) == 0) {
 		/* count 0: -P auto, the session grows to at most STRIPE_AUTO_MAX */
 		CHECK(j.count == STRIPE_AUTO ? j.index < STRIPE_AUTO_MAX
-		                             : j.count <= STRIPE_MAX && j.index < j.count,
+		                             : j.count <= CONN_MAX && j.index < j.count,
 		      "join count %u index %u", j.count, j.index);
 		stripe_join_encode(enc, &j);
 		CHECK(memcmp(enc, buf, STRIPE_JOIN_BYTES) == 0, "a join encodes back differently");
@@ -194,7 +194,7 @@ static void check_stripe(const uint8_t *data, size_t size)
 		          ? c.len >= 1 && c.len <= STRIPE_CHUNK_MAX &&
 		                c.offset <= UINT64_MAX - c.len
 		          : (c.type == STRIPE_END || c.type == STRIPE_VERDICT) &&
-		                c.len == STRIPE_TRAILER_BYTES && c.count <= STRIPE_MAX,
+		                c.len == STRIPE_TRAILER_BYTES && c.count <= CONN_MAX,
 		      "chunk type 0x%02x len %u", (unsigned)c.type, (unsigned)c.len);
 		stripe_chunk_encode(enc, &c);
 		CHECK(memcmp(enc, buf, STRIPE_CHUNK_BYTES) == 0,

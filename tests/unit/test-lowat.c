@@ -86,7 +86,8 @@ int main(void)
 	lowat_wait(&w, t);
 	tap_ok(lowat_expired(&w, t + 1) && mark_of(sv[1]) == 1, "a wait takes it off");
 	lowat_read(&w, 1000);
-	tap_ok(lowat_on(&w) && mark_of(sv[1]) == MIB, "and the next whole read sets it again at once");
+	tap_ok(lowat_on(&w) && mark_of(sv[1]) == MIB,
+	       "and the next whole read sets it again at once");
 
 	set_rcvbuf(sv[1], 100 * 1000); /* 200000: a quarter is below 128 KiB */
 	lowat_init(&w, sv[1], MIB, 1000);
