@@ -145,7 +145,7 @@ void flow_source_dry(struct flow *);
 ssize_t flow_source_read(struct flow *, void *, size_t);
 size_t flow_source_room(const struct flow *);
 
-/* flow.c: the stream pump */
+/* flow-pump.c: the stream pump */
 enum pump_result flow_pump(struct flow *);
 int flow_poll_events(const struct flow *, struct pollfd *);
 void flow_poll_result(struct flow *, const struct pollfd *, int);

@@ -1,5 +1,5 @@
 /*
- * flow.c: the stream pump: one direction of the relay read from its source into a buffer,
+ * flow-pump.c: the stream pump: one direction of the relay read from its source into a buffer,
  * written to its destination, and its EOF passed on. What a feature changes (frames, a
  * datagram protocol) comes in through the flow's ops; the copy methods are copy.c's, the
  * datagram steps flow-dgram.c's, the bookkeeping flow-book.c's.
