@@ -73,7 +73,7 @@ int bench_link_marker(const struct bench_link *l)
 
 static int fail(char *err, size_t errlen, const char *what)
 {
-	snprintf(err, errlen, "%s: %s", what, strerror(errno));
+	log_format(err, errlen, -1, "%s: %s", what, strerror(errno));
 	return -1;
 }
 
@@ -208,10 +208,9 @@ static int fit_datagram(const struct bench_link *l, size_t size, struct bench_en
 	n = send(e[0].out, payload, size, MSG_DONTWAIT);
 	if (n < 0 && (errno == EMSGSIZE || errno == ENOBUFS)) {
 		sock_read_buffers(e[0].out, &sndbuf, &rcvbuf);
-		snprintf(err, errlen,
-		         "the kernel takes no datagram this large (%s at SO_SNDBUF %d)",
-		         strerror(errno), sndbuf);
-		return 1;
+		return log_format(err, errlen, 1,
+		                  "the kernel takes no datagram this large (%s at SO_SNDBUF %d)",
+		                  strerror(errno), sndbuf);
 	}
 	if (n != (ssize_t)size || recv(e[1].in, buf, size + 1, MSG_DONTWAIT) != (ssize_t)size)
 		return fail(err, errlen, "probe datagram");
@@ -230,7 +229,7 @@ int bench_link_open(const struct bench_link *l, size_t size, struct bench_end e[
 
 	e[0].in = e[0].out = e[1].in = e[1].out = -1;
 	if (l->max_message != 0 && size > l->max_message) {
-		snprintf(err, errlen, "%s", l->limit);
+		log_format(err, errlen, -1, "%s", l->limit);
 		return 1;
 	}
 	if (l->open(l, size, e, err, errlen) != 0)

@@ -99,7 +99,7 @@ static int read_child(struct child *k, const char *who, char *err, size_t errlen
 	if (n < 0 && errno == EINTR)
 		return 0;
 	if (n <= 0) {
-		snprintf(err, errlen, "the %s exited without a result", who);
+		log_format(err, errlen, -1, "the %s exited without a result", who);
 		return -1;
 	}
 	if (!k->ready)
@@ -121,13 +121,13 @@ static int wait_children(struct child kid[2], double deadline, char *err, size_t
 	for (int i = 0; i < 2; i++)
 		p[i] = (struct pollfd){.fd = kid[i].result, .events = POLLIN};
 	if (ms <= 0) {
-		snprintf(err, errlen, "no result within %.1f s of the end (children killed)",
-		         GRACE);
+		log_format(err, errlen, -1, "no result within %.1f s of the end (children killed)",
+		           GRACE);
 		return -1;
 	}
 	n = poll(p, 2, ms);
 	if (n < 0 && (errno != EINTR || signal_stop)) {
-		snprintf(err, errlen, "%s", signal_stop ? "interrupted" : strerror(errno));
+		log_format(err, errlen, -1, "%s", signal_stop ? "interrupted" : strerror(errno));
 		return -1;
 	}
 	for (int i = 0; i < 2 && n > 0; i++)
@@ -149,7 +149,7 @@ static int supervise(struct child kid[2], int *ctl, double slice, char *err, siz
 		if (wait_children(kid, deadline, err, errlen) != 0)
 			return -1;
 	if (write(*ctl, "G", 1) != 1) {
-		snprintf(err, errlen, "start the sender: %s", strerror(errno));
+		log_format(err, errlen, -1, "start the sender: %s", strerror(errno));
 		return -1;
 	}
 	deadline = clock_now() + slice + GRACE;
@@ -188,9 +188,9 @@ static int tally_failed(const struct bench_tally *t, const char *who, char *err,
 	if (t->what[0] == '\0')
 		return 0;
 	if (t->err != 0)
-		snprintf(err, errlen, "%s: %s: %s", who, t->what, strerror(t->err));
+		log_format(err, errlen, -1, "%s: %s: %s", who, t->what, strerror(t->err));
 	else
-		snprintf(err, errlen, "%s: %s", who, t->what);
+		log_format(err, errlen, -1, "%s: %s", who, t->what);
 	return -1;
 }
 
@@ -205,8 +205,8 @@ static int evaluate(const struct bench_cell *c, const struct bench_tally *tx,
 		return -1;
 	if (c->latency) {
 		if (tx->messages == 0 || rx->bytes != tx->bytes) {
-			snprintf(err, errlen, "%llu bytes sent round, %llu echoed",
-			         (unsigned long long)tx->bytes, (unsigned long long)rx->bytes);
+			log_format(err, errlen, -1, "%llu bytes sent round, %llu echoed",
+			           (unsigned long long)tx->bytes, (unsigned long long)rx->bytes);
 			return -1;
 		}
 		o->value = (tx->end - tx->start) / (double)tx->messages * 1e6;
@@ -215,9 +215,9 @@ static int evaluate(const struct bench_cell *c, const struct bench_tally *tx,
 	}
 	if (rx->bytes == 0 || rx->bytes > tx->bytes ||
 	    (!c->link->lossy && rx->bytes != tx->bytes) || secs <= 0) {
-		snprintf(err, errlen, "%llu bytes sent, %llu received%s",
-		         (unsigned long long)tx->bytes, (unsigned long long)rx->bytes,
-		         secs <= 0 ? " in no time" : "");
+		log_format(err, errlen, -1, "%llu bytes sent, %llu received%s",
+		           (unsigned long long)tx->bytes, (unsigned long long)rx->bytes,
+		           secs <= 0 ? " in no time" : "");
 		return -1;
 	}
 	o->value = (double)rx->bytes / secs / 1e6;
@@ -266,14 +266,14 @@ int bench_trial(const struct bench_run *r, const struct bench_cell *c, double sl
 	if (bench_link_open(c->link, c->size, ends, r->payload, r->buf, err, errlen) != 0)
 		return -1;
 	if (pipe(ctl) != 0) {
-		snprintf(err, errlen, "pipe: %s", strerror(errno));
+		log_format(err, errlen, -1, "pipe: %s", strerror(errno));
 		bench_link_close(ends);
 		return -1;
 	}
 	j.ctl = ctl[0];
 	if (spawn(&kid[RECEIVER], RECEIVER, &j, ends, ctl, -1, c->latency) != 0 ||
 	    spawn(&kid[SENDER], SENDER, &j, ends, ctl, kid[RECEIVER].result, c->latency) != 0)
-		snprintf(err, errlen, "fork: %s", strerror(errno));
+		log_format(err, errlen, -1, "fork: %s", strerror(errno));
 	bench_link_close(ends);
 	close(ctl[0]);
 	if (kid[SENDER].pid > 0 && supervise(kid, &ctl[1], slice, err, errlen) == 0)

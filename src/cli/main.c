@@ -10,13 +10,13 @@
 int main(int argc, char **argv)
 {
 	struct config cfg;
-	char err[512];
-	int rc = options_parse(argc, argv, &cfg, err, sizeof err);
+	struct failure fail = {EXIT_OK, ""};
+	int rc = options_parse(argc, argv, &cfg, &fail);
 
 	if (rc < 0)
 		return EXIT_OK;
 	if (rc != 0)
-		log_fatal(EXIT_USAGE, "%s", err);
+		log_fatal(EXIT_USAGE, "%s", fail.why);
 	log_set_verbose(cfg.verbose);
 	signals_init();
 	if (cfg.bench)

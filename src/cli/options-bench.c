@@ -55,10 +55,10 @@ int options_bench_links(const struct opt_call *c)
 		more = list_next(&p, name, sizeof name);
 		i = more < 0 ? -1 : bench_link_find(name);
 		if (i < 0)
-			return log_format(c->err, c->errlen, EXIT_USAGE,
-			                  "%s %s: unknown transport '%.*s' (%s)", c->seen->label,
-			                  c->arg, (int)strcspn(entry, ","), entry,
-			                  bench_link_names());
+			return failure_set(c->fail, EXIT_USAGE,
+			                   "%s %s: unknown transport '%.*s' (%s)", c->seen->label,
+			                   c->arg, (int)strcspn(entry, ","), entry,
+			                   bench_link_names());
 		c->cfg->bench_links |= 1u << i;
 	} while (more);
 	return 0;
@@ -66,7 +66,7 @@ int options_bench_links(const struct opt_call *c)
 
 /* Put size into cfg's ascending list of sizes, unless it is there already. */
 static int size_insert(struct config *cfg, const char *label, const char *arg, uint64_t size,
-                       char *err, size_t errlen)
+                       struct failure *fail)
 {
 	size_t i;
 
@@ -75,8 +75,8 @@ static int size_insert(struct config *cfg, const char *label, const char *arg, u
 	if (i < cfg->bench_nsizes && cfg->bench_sizes[i] == size)
 		return 0;
 	if (cfg->bench_nsizes == BENCH_SIZES_MAX)
-		return log_format(err, errlen, EXIT_USAGE, "%s %s: at most %d sizes", label, arg,
-		                  BENCH_SIZES_MAX);
+		return failure_set(fail, EXIT_USAGE, "%s %s: at most %d sizes", label, arg,
+		                   BENCH_SIZES_MAX);
 	memmove(&cfg->bench_sizes[i + 1], &cfg->bench_sizes[i],
 	        (cfg->bench_nsizes - i) * sizeof cfg->bench_sizes[0]);
 	cfg->bench_sizes[i] = (size_t)size;
@@ -99,15 +99,14 @@ int options_bench_sizes(const struct opt_call *c)
 
 		more = list_next(&p, text, sizeof text);
 		if (more < 0)
-			return log_format(c->err, c->errlen, EXIT_USAGE, "%s %.*s: invalid size",
-			                  label, (int)strcspn(entry, ","), entry);
+			return failure_set(c->fail, EXIT_USAGE, "%s %.*s: invalid size", label,
+			                   (int)strcspn(entry, ","), entry);
 		if (text[0] == '\0')
-			return log_format(c->err, c->errlen, EXIT_USAGE, "%s %s: an empty entry",
-			                  label, c->arg);
-		rc = options_number(ARG_SIZE, &bench_size_range, label, text, &size, c->err,
-		                    c->errlen);
+			return failure_set(c->fail, EXIT_USAGE, "%s %s: an empty entry", label,
+			                   c->arg);
+		rc = options_number(ARG_SIZE, &bench_size_range, label, text, &size, c->fail);
 		if (rc == 0)
-			rc = size_insert(c->cfg, label, c->arg, size, c->err, c->errlen);
+			rc = size_insert(c->cfg, label, c->arg, size, c->fail);
 		if (rc != 0)
 			return rc;
 	} while (more);
@@ -124,20 +123,19 @@ void options_bench_note(struct seen *seen, const struct opt_spec *o)
 }
 
 /* --bench opens no connection: no operands, no connection options; its own need it. */
-int options_bench_check(struct config *cfg, const struct seen *seen, char *err, size_t errlen)
+int options_bench_check(struct config *cfg, const struct seen *seen, struct failure *fail)
 {
 	if (!cfg->bench)
 		return seen->bench_only[0] == '\0'
 		           ? 0
-		           : log_format(err, errlen, EXIT_USAGE, "%s: needs --bench",
-		                        seen->bench_only);
+		           : failure_set(fail, EXIT_USAGE, "%s: needs --bench", seen->bench_only);
 	if (seen->not_bench[0] != '\0')
-		return log_format(err, errlen, EXIT_USAGE, "--bench and %s: cannot be combined",
-		                  seen->not_bench);
+		return failure_set(fail, EXIT_USAGE, "--bench and %s: cannot be combined",
+		                   seen->not_bench);
 	if (seen->nargs > 0)
-		return log_format(err, errlen, EXIT_USAGE,
-		                  "--bench: unexpected argument '%s' (it takes no host, port or "
-		                  "path)",
-		                  seen->args[0]);
+		return failure_set(fail, EXIT_USAGE,
+		                   "--bench: unexpected argument '%s' (it takes no host, port or "
+		                   "path)",
+		                   seen->args[0]);
 	return 0;
 }

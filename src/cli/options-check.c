@@ -12,7 +12,7 @@
 #include "relay/relay.h"
 
 /* -u, -U and --transport name one transport between them. */
-static int choose_transport(struct config *cfg, const struct seen *seen, char *err, size_t errlen)
+static int choose_transport(struct config *cfg, const struct seen *seen, struct failure *fail)
 {
 	const struct transport *t;
 	int udp = (seen->flags & SEEN_UDP) != 0;
@@ -25,100 +25,97 @@ static int choose_transport(struct config *cfg, const struct seen *seen, char *e
 	}
 	t = transport_find(seen->transport);
 	if (t == NULL)
-		return log_format(err, errlen, EXIT_USAGE, "--transport %s: unknown transport (%s)",
-		                  seen->transport, transport_names());
+		return failure_set(fail, EXIT_USAGE, "--transport %s: unknown transport (%s)",
+		                   seen->transport, transport_names());
 	if (udp && t != &transport_udp && t != &transport_unix_dgram)
-		return log_format(err, errlen, EXIT_USAGE, "-u and --transport %s: pick one",
-		                  t->name);
+		return failure_set(fail, EXIT_USAGE, "-u and --transport %s: pick one", t->name);
 	if ((seen->flags & SEEN_UNIX) && t->family != AF_UNIX)
-		return log_format(err, errlen, EXIT_USAGE, "-U and --transport %s: pick one",
-		                  t->name);
+		return failure_set(fail, EXIT_USAGE, "-U and --transport %s: pick one", t->name);
 	cfg->transport = t;
 	return 0;
 }
 
 /* A Unix transport takes one operand: the socket path or @name. */
-static int parse_unix_operand(struct config *cfg, int argc, char **argv, char *err, size_t errlen)
+static int parse_unix_operand(struct config *cfg, int argc, char **argv, struct failure *fail)
 {
 	if (argc == 0)
-		return log_format(err, errlen, EXIT_USAGE, "missing socket path");
+		return failure_set(fail, EXIT_USAGE, "missing socket path");
 	if (argc > 1)
-		return log_format(err, errlen, EXIT_USAGE, "unexpected argument '%s'", argv[1]);
+		return failure_set(fail, EXIT_USAGE, "unexpected argument '%s'", argv[1]);
 	cfg->path = argv[0];
-	return addr_unix_check(cfg->path, err, errlen) == 0 ? 0 : EXIT_USAGE;
+	return addr_unix_check(cfg->path, fail) == 0 ? 0 : EXIT_USAGE;
 }
 
 /* Positional arguments: "host port" to connect, "[address] port" to listen. */
-static int parse_operands(struct config *cfg, const struct seen *seen, char *err, size_t errlen)
+static int parse_operands(struct config *cfg, const struct seen *seen, struct failure *fail)
 {
 	int argc = seen->nargs, port;
 	char **argv = seen->args;
 
 	if (cfg->transport->family == AF_UNIX)
-		return parse_unix_operand(cfg, argc, argv, err, errlen);
+		return parse_unix_operand(cfg, argc, argv, fail);
 	if (argc == 0)
-		return log_format(err, errlen, EXIT_USAGE,
-		                  cfg->listen ? "-l: missing port" : "missing host and port");
+		return failure_set(fail, EXIT_USAGE,
+		                   cfg->listen ? "-l: missing port" : "missing host and port");
 	if (argc == 1 && !cfg->listen)
-		return log_format(err, errlen, EXIT_USAGE, "missing port");
+		return failure_set(fail, EXIT_USAGE, "missing port");
 	if (argc > 2)
-		return log_format(err, errlen, EXIT_USAGE, "unexpected argument '%s'", argv[2]);
+		return failure_set(fail, EXIT_USAGE, "unexpected argument '%s'", argv[2]);
 	cfg->port = argv[argc - 1];
 	cfg->host = argc == 2 ? argv[0] : NULL;
 	switch (units_parse_port(cfg->port, cfg->listen ? 0 : 1, &port)) {
-	case -1: return log_format(err, errlen, EXIT_USAGE, "port %s: not a number", cfg->port);
+	case -1: return failure_set(fail, EXIT_USAGE, "port %s: not a number", cfg->port);
 	case -2:
-		return log_format(err, errlen, EXIT_USAGE, "port %s: must be %d to 65535",
-		                  cfg->port, cfg->listen ? 0 : 1);
+		return failure_set(fail, EXIT_USAGE, "port %s: must be %d to 65535", cfg->port,
+		                   cfg->listen ? 0 : 1);
 	}
 	if (cfg->host != NULL && cfg->host[0] == '\0')
-		return log_format(err, errlen, EXIT_USAGE, "empty host name");
+		return failure_set(fail, EXIT_USAGE, "empty host name");
 	return 0;
 }
 
 /* Option combinations that cannot mean anything, one message each. */
-static int check_combinations(struct config *cfg, const struct seen *seen, char *err, size_t errlen)
+static int check_combinations(struct config *cfg, const struct seen *seen, struct failure *fail)
 {
 	if (cfg->keep_listening && !cfg->listen)
-		return log_format(err, errlen, EXIT_USAGE, "-k: needs -l");
+		return failure_set(fail, EXIT_USAGE, "-k: needs -l");
 	if ((seen->flags & SEEN_IPV4) && (seen->flags & SEEN_IPV6))
-		return log_format(err, errlen, EXIT_USAGE, "-4 and -6: pick one");
+		return failure_set(fail, EXIT_USAGE, "-4 and -6: pick one");
 	if (cfg->size != 0 && !cfg->progress && cfg->interval_ms == 0)
-		return log_format(err, errlen, EXIT_USAGE,
-		                  "--size: needs --progress or --interval");
+		return failure_set(fail, EXIT_USAGE, "--size: needs --progress or --interval");
 	if (cfg->recv_only && cfg->send_only)
-		return log_format(err, errlen, EXIT_USAGE,
-		                  "-d (--recv-only) and --send-only: nothing would move");
+		return failure_set(fail, EXIT_USAGE,
+		                   "-d (--recv-only) and --send-only: nothing would move");
 	if (cfg->seq && !cfg->transport->datagram)
-		return log_format(
-		    err, errlen, EXIT_USAGE,
+		return failure_set(
+		    fail, EXIT_USAGE,
 		    "--seq: needs a datagram transport (udp, unix-dgram, unix-seqpacket)");
 	if (cfg->dgram_size != 0 && !cfg->transport->datagram)
-		return log_format(err, errlen, EXIT_USAGE,
-		                  "--dgram-size: needs a datagram transport (udp, unix-dgram, "
-		                  "unix-seqpacket)");
+		return failure_set(fail, EXIT_USAGE,
+		                   "--dgram-size: needs a datagram transport (udp, unix-dgram, "
+		                   "unix-seqpacket)");
 	if (cfg->copy == COPY_SPLICE && cfg->transport->datagram)
-		return log_format(err, errlen, EXIT_USAGE,
-		                  "--copy=splice: needs a stream transport (tcp, unix); "
-		                  "datagrams are copied whole");
+		return failure_set(fail, EXIT_USAGE,
+		                   "--copy=splice: needs a stream transport (tcp, unix); "
+		                   "datagrams are copied whole");
 	if (cfg->copy == COPY_SPLICE && cfg->checksum)
-		return log_format(err, errlen, EXIT_USAGE,
-		                  "--copy=splice and --checksum: the digest needs the bytes; "
-		                  "use --copy=auto or rw");
+		return failure_set(fail, EXIT_USAGE,
+		                   "--copy=splice and --checksum: the digest needs the bytes; "
+		                   "use --copy=auto or rw");
 	if (cfg->verify && cfg->copy == COPY_SPLICE)
-		return log_format(err, errlen, EXIT_USAGE,
-		                  "--copy=splice and --verify: the digest needs the bytes; "
-		                  "use --copy=auto or rw");
+		return failure_set(fail, EXIT_USAGE,
+		                   "--copy=splice and --verify: the digest needs the bytes; "
+		                   "use --copy=auto or rw");
 	if (cfg->verify && cfg->dgram_size != 0 && !cfg->transport->connectionless)
-		return log_format(err, errlen, EXIT_USAGE,
-		                  "--dgram-size and --verify: frames do not keep datagram sizes");
+		return failure_set(fail, EXIT_USAGE,
+		                   "--dgram-size and --verify: frames do not keep datagram sizes");
 	/* over udp and unix-dgram the data goes as numbered datagrams (dgverify.c) */
 	cfg->seq |= cfg->verify && cfg->transport->connectionless;
 	/* after the combination checks, so a wrong combination reads the same in every build */
 	if (cfg->copy == COPY_SPLICE && !zerocopy_available())
-		return log_format(err, errlen, EXIT_USAGE,
-		                  "--copy=splice: this build has no splice (configure "
-		                  "--disable-splice, or not Linux)");
+		return failure_set(fail, EXIT_USAGE,
+		                   "--copy=splice: this build has no splice (configure "
+		                   "--disable-splice, or not Linux)");
 	cfg->checksum |= cfg->verify; /* the report shows the digests both ends compared */
 	if (cfg->exit_on_peer_eof < 0)
 		cfg->exit_on_peer_eof = isatty(STDIN_FILENO);
@@ -132,45 +129,43 @@ static int check_combinations(struct config *cfg, const struct seen *seen, char 
  * peer has none); --unix-mode is the mode of the file a Unix listener creates,
  * so an abstract @name, which has no file, cannot take it.
  */
-static int check_listener_options(struct config *cfg, const struct seen *seen, char *err,
-                                  size_t errlen)
+static int check_listener_options(struct config *cfg, const struct seen *seen, struct failure *fail)
 {
 	int is_unix = cfg->transport->family == AF_UNIX;
 	int unix_mode = (seen->flags & SEEN_UNIX_MODE) != 0;
 
 	if (seen->acl_label[0] != '\0' && !cfg->listen)
-		return log_format(err, errlen, EXIT_USAGE, "%s: needs -l", seen->acl_label);
+		return failure_set(fail, EXIT_USAGE, "%s: needs -l", seen->acl_label);
 	if (seen->acl_label[0] != '\0' && is_unix)
-		return log_format(err, errlen, EXIT_USAGE,
-		                  "%s: needs a tcp or udp listener (Unix peers have no address; "
-		                  "see --unix-mode)",
-		                  seen->acl_label);
+		return failure_set(fail, EXIT_USAGE,
+		                   "%s: needs a tcp or udp listener (Unix peers have no address; "
+		                   "see --unix-mode)",
+		                   seen->acl_label);
 	if (unix_mode && !cfg->listen)
-		return log_format(err, errlen, EXIT_USAGE, "--unix-mode: needs -l");
+		return failure_set(fail, EXIT_USAGE, "--unix-mode: needs -l");
 	if (unix_mode && !is_unix)
-		return log_format(err, errlen, EXIT_USAGE,
-		                  "--unix-mode: needs a Unix socket path (-U)");
+		return failure_set(fail, EXIT_USAGE, "--unix-mode: needs a Unix socket path (-U)");
 	if (unix_mode && cfg->path[0] == '@')
-		return log_format(err, errlen, EXIT_USAGE,
-		                  "--unix-mode: %s is an abstract name, which has no file mode; "
-		                  "use a path",
-		                  cfg->path);
+		return failure_set(fail, EXIT_USAGE,
+		                   "--unix-mode: %s is an abstract name, which has no file mode; "
+		                   "use a path",
+		                   cfg->path);
 	return 0;
 }
 
 /* -P stripes one TCP stream one way; what it cannot do yet is refused, not half done. */
-static int check_parallel(struct config *cfg, const struct seen *seen, char *err, size_t errlen)
+static int check_parallel(struct config *cfg, const struct seen *seen, struct failure *fail)
 {
 	(void)seen;
 	if (cfg->parallel == 0)
 		return 0;
 	if (cfg->transport != &transport_tcp)
-		return log_format(err, errlen, EXIT_USAGE, "-P needs --transport tcp");
+		return failure_set(fail, EXIT_USAGE, "-P needs --transport tcp");
 	if (cfg->recv_only || cfg->send_only)
-		return log_format(err, errlen, EXIT_USAGE,
-		                  "-P and %s: a striped session is one way, the sender's stdin to "
-		                  "the receiver's stdout",
-		                  cfg->recv_only ? "-d" : "--send-only");
+		return failure_set(fail, EXIT_USAGE,
+		                   "-P and %s: a striped session is one way, the sender's stdin to "
+		                   "the receiver's stdout",
+		                   cfg->recv_only ? "-d" : "--send-only");
 	return 0;
 }
 
@@ -178,20 +173,19 @@ static int check_parallel(struct config *cfg, const struct seen *seen, char *err
  * --retry: the sender's, and it implies --resume (whose checks follow);
  * its companions need it; --verify does not go with it yet.
  */
-static int check_retry(struct config *cfg, const struct seen *seen, char *err, size_t errlen)
+static int check_retry(struct config *cfg, const struct seen *seen, struct failure *fail)
 {
 	if (cfg->retry == 0 && (seen->flags & (SEEN_RETRY_WAIT | SEEN_REPLAY)))
-		return log_format(err, errlen, EXIT_USAGE, "%s: needs --retry N",
-		                  (seen->flags & SEEN_RETRY_WAIT) ? "--retry-wait"
-		                                                  : "--replay-buffer");
+		return failure_set(fail, EXIT_USAGE, "%s: needs --retry N",
+		                   (seen->flags & SEEN_RETRY_WAIT) ? "--retry-wait"
+		                                                   : "--replay-buffer");
 	if (cfg->retry == 0)
 		return 0;
 	if (cfg->listen)
-		return log_format(err, errlen, EXIT_USAGE,
-		                  "--retry: for the sender; the receiver takes -l -k --resume");
+		return failure_set(fail, EXIT_USAGE,
+		                   "--retry: for the sender; the receiver takes -l -k --resume");
 	if (cfg->verify)
-		return log_format(err, errlen, EXIT_USAGE,
-		                  "--retry with --verify: not supported yet");
+		return failure_set(fail, EXIT_USAGE, "--retry with --verify: not supported yet");
 	cfg->resume = 1;
 	return 0;
 }
@@ -201,31 +195,31 @@ static int check_retry(struct config *cfg, const struct seen *seen, char *err, s
  * Stdout is looked at now, so that `> FILE` or a pipe is refused before
  * anyone connects (a plain `> FILE` has already emptied the file, too).
  */
-static int check_resume(struct config *cfg, const struct seen *seen, char *err, size_t errlen)
+static int check_resume(struct config *cfg, const struct seen *seen, struct failure *fail)
 {
 	struct stat st;
 	int flags;
-	int rc = check_retry(cfg, seen, err, errlen);
+	int rc = check_retry(cfg, seen, fail);
 
 	if (rc != 0 || !cfg->resume)
 		return rc;
 	if (cfg->transport->socktype != SOCK_STREAM)
-		return log_format(err, errlen, EXIT_USAGE,
-		                  "--resume: needs a byte stream (tcp, unix), not %s",
-		                  cfg->transport->name);
+		return failure_set(fail, EXIT_USAGE,
+		                   "--resume: needs a byte stream (tcp, unix), not %s",
+		                   cfg->transport->name);
 	if (cfg->listen && cfg->send_only)
-		return log_format(err, errlen, EXIT_USAGE,
-		                  "--resume and --send-only: the receiver (-l) writes the file");
+		return failure_set(fail, EXIT_USAGE,
+		                   "--resume and --send-only: the receiver (-l) writes the file");
 	if (!cfg->listen && cfg->recv_only)
-		return log_format(err, errlen, EXIT_USAGE,
-		                  "--resume and -d: the sender (without -l) reads stdin");
+		return failure_set(fail, EXIT_USAGE,
+		                   "--resume and -d: the sender (without -l) reads stdin");
 	if (!cfg->listen)
 		return 0;
 	flags = fcntl(STDOUT_FILENO, F_GETFL);
 	if (fstat(STDOUT_FILENO, &st) != 0 || !S_ISREG(st.st_mode) || flags < 0 ||
 	    (flags & O_ACCMODE) == O_RDONLY)
-		return log_format(err, errlen, EXIT_USAGE,
-		                  "--resume needs stdout to be a regular file (use >> FILE)");
+		return failure_set(fail, EXIT_USAGE,
+		                   "--resume needs stdout to be a regular file (use >> FILE)");
 	return 0;
 }
 
@@ -234,7 +228,7 @@ static int check_resume(struct config *cfg, const struct seen *seen, char *err, 
  * size that no datagram of the protocol can carry is refused here rather than
  * failing with EMSGSIZE at the first send.
  */
-static int fit_datagrams(struct config *cfg, const struct seen *seen, char *err, size_t errlen)
+static int fit_datagrams(struct config *cfg, const struct seen *seen, struct failure *fail)
 {
 	const struct transport *t = cfg->transport;
 	size_t datagram;
@@ -250,24 +244,24 @@ static int fit_datagrams(struct config *cfg, const struct seen *seen, char *err,
 	datagram = (cfg->dgram_size != 0 ? cfg->dgram_size : cfg->read_size) +
 	           (cfg->seq ? SEQ_HEADER_BYTES : 0);
 	if (t->max_datagram != 0 && datagram > t->max_datagram)
-		return log_format(err, errlen, EXIT_USAGE,
-		                  "%s: a UDP datagram holds at most %zu bytes (%zu over IPv4)",
-		                  seen->size_label, t->max_datagram, t->default_chunk);
+		return failure_set(fail, EXIT_USAGE,
+		                   "%s: a UDP datagram holds at most %zu bytes (%zu over IPv4)",
+		                   seen->size_label, t->max_datagram, t->default_chunk);
 	return 0;
 }
 
 /* --rcvlowat: the transport's default; a transport without a use for it refuses one. */
-static int choose_rcvlowat(struct config *cfg, const struct seen *seen, char *err, size_t errlen)
+static int choose_rcvlowat(struct config *cfg, const struct seen *seen, struct failure *fail)
 {
 	const struct transport *t = cfg->transport;
 
 	if (!(seen->flags & SEEN_RCVLOWAT))
 		cfg->rcvlowat = t->rcvlowat;
 	else if (t->rcvlowat == 0 && cfg->rcvlowat != 0)
-		return log_format(err, errlen, EXIT_USAGE,
-		                  "--rcvlowat: only for tcp (a %s receiver wakes per message "
-		                  "or write)",
-		                  t->name);
+		return failure_set(fail, EXIT_USAGE,
+		                   "--rcvlowat: only for tcp (a %s receiver wakes per message "
+		                   "or write)",
+		                   t->name);
 	return 0;
 }
 
@@ -275,16 +269,16 @@ static int choose_rcvlowat(struct config *cfg, const struct seen *seen, char *er
  * --congestion: only TCP has a congestion control; an algorithm the kernel does not know is a
  * usage error naming the available ones (tcpinfo_congestion_check tries it on a scratch socket).
  */
-static int check_congestion(struct config *cfg, const struct seen *seen, char *err, size_t errlen)
+static int check_congestion(struct config *cfg, const struct seen *seen, struct failure *fail)
 {
 	(void)seen;
 	if (cfg->congestion == NULL)
 		return 0;
 	if (cfg->transport != &transport_tcp)
-		return log_format(err, errlen, EXIT_USAGE,
-		                  "--congestion: only for tcp (%s has no congestion control)",
-		                  cfg->transport->name);
-	return tcpinfo_congestion_check(cfg->congestion, err, errlen);
+		return failure_set(fail, EXIT_USAGE,
+		                   "--congestion: only for tcp (%s has no congestion control)",
+		                   cfg->transport->name);
+	return tcpinfo_congestion_check(cfg->congestion, fail);
 }
 
 /*
@@ -292,7 +286,7 @@ static int check_congestion(struct config *cfg, const struct seen *seen, char *e
  * the transport); --bench opens no connection, so it skips the connection's.
  */
 static const struct {
-	int (*run)(struct config *, const struct seen *, char *, size_t);
+	int (*run)(struct config *, const struct seen *, struct failure *);
 	int with_bench; /* also when --bench is given */
 } checks[] = {
     {options_bench_check, 1}, {choose_transport, 1},       {parse_operands, 0},
@@ -301,13 +295,13 @@ static const struct {
     {check_congestion, 0},
 };
 
-/* Returns 0, or EXIT_USAGE with the first check's reason in err. */
-int options_check(struct config *cfg, const struct seen *seen, char *err, size_t errlen)
+/* Returns 0, or EXIT_USAGE with the first check's reason in fail. */
+int options_check(struct config *cfg, const struct seen *seen, struct failure *fail)
 {
 	int rc = 0;
 
 	for (size_t i = 0; rc == 0 && i < sizeof checks / sizeof checks[0]; i++)
 		if (checks[i].with_bench || !cfg->bench)
-			rc = checks[i].run(cfg, seen, err, errlen);
+			rc = checks[i].run(cfg, seen, fail);
 	return rc;
 }

@@ -59,20 +59,19 @@ int options_set_acl(const struct opt_call *c)
 	if (c->seen->acl_label[0] == '\0')
 		snprintf(c->seen->acl_label, sizeof c->seen->acl_label, "%s", label);
 	if (c->arg[0] == '\0')
-		return log_format(c->err, c->errlen, EXIT_USAGE, "%s: empty address", label);
+		return failure_set(c->fail, EXIT_USAGE, "%s: empty address", label);
 	switch (acl_add(&c->cfg->acl, c->arg, (int)c->v)) {
 	case -1:
-		return log_format(c->err, c->errlen, EXIT_USAGE,
-		                  "%s %s: not an IPv4 or IPv6 address (ADDRESS or ADDRESS/BITS)",
-		                  label, c->arg);
+		return failure_set(c->fail, EXIT_USAGE,
+		                   "%s %s: not an IPv4 or IPv6 address (ADDRESS or ADDRESS/BITS)",
+		                   label, c->arg);
 	case -2:
-		return log_format(c->err, c->errlen, EXIT_USAGE,
-		                  "%s %s: prefix length must be 0 to %d", label, c->arg,
-		                  ipv6 ? 128 : 32);
+		return failure_set(c->fail, EXIT_USAGE, "%s %s: prefix length must be 0 to %d",
+		                   label, c->arg, ipv6 ? 128 : 32);
 	case -3:
-		return log_format(c->err, c->errlen, EXIT_USAGE,
-		                  "%s %s: at most %d --allow and --deny rules", label, c->arg,
-		                  ACL_MAX);
+		return failure_set(c->fail, EXIT_USAGE,
+		                   "%s %s: at most %d --allow and --deny rules", label, c->arg,
+		                   ACL_MAX);
 	}
 	return 0;
 }
@@ -86,14 +85,13 @@ int options_set_unix_mode(const struct opt_call *c)
 	int octal = n > 0 && strspn(c->arg, "01234567") == n;
 
 	if (n == 0)
-		return log_format(c->err, c->errlen, EXIT_USAGE, "%s: empty mode (octal, e.g. 660)",
-		                  label);
+		return failure_set(c->fail, EXIT_USAGE, "%s: empty mode (octal, e.g. 660)", label);
 	for (const char *p = c->arg; octal && *p != '\0' && mode <= 0777; p++)
 		mode = mode * 8 + (unsigned long)(*p - '0');
 	if (!octal || mode > 0777)
-		return log_format(c->err, c->errlen, EXIT_USAGE,
-		                  "%s %s: must be an octal mode from 0 to 777 (e.g. 660)", label,
-		                  c->arg);
+		return failure_set(c->fail, EXIT_USAGE,
+		                   "%s %s: must be an octal mode from 0 to 777 (e.g. 660)", label,
+		                   c->arg);
 	c->cfg->unix_mode = (mode_t)mode;
 	return 0;
 }
@@ -111,9 +109,9 @@ int options_set_parallel(const struct opt_call *c)
 	}
 	n = strtoul(c->arg, &end, 10);
 	if (c->arg[0] < '0' || c->arg[0] > '9' || *end != '\0' || n < 1 || n > CONN_MAX)
-		return log_format(c->err, c->errlen, EXIT_USAGE,
-		                  "%s %s: connections must be 1 to %d, or auto", c->seen->label,
-		                  c->arg, CONN_MAX);
+		return failure_set(c->fail, EXIT_USAGE,
+		                   "%s %s: connections must be 1 to %d, or auto", c->seen->label,
+		                   c->arg, CONN_MAX);
 	c->cfg->parallel = (unsigned)n;
 	c->cfg->parallel_auto = 0;
 	return 0;

@@ -35,20 +35,20 @@ static const struct {
 
 /* A number option's value, range-checked; errors name the option and repeat the value. */
 int options_number(enum opt_arg kind, const struct opt_range *range, const char *label,
-                   const char *arg, uint64_t *out, char *err, size_t errlen)
+                   const char *arg, uint64_t *out, struct failure *fail)
 {
 	uint64_t v;
 
 	switch (number_kinds[kind].parse(arg, &v)) {
 	case -1:
-		return log_format(err, errlen, EXIT_USAGE, "%s %s: %s", label, arg,
-		                  number_kinds[kind].invalid);
+		return failure_set(fail, EXIT_USAGE, "%s %s: %s", label, arg,
+		                   number_kinds[kind].invalid);
 	case -2:
-		return log_format(err, errlen, EXIT_USAGE, "%s %s: %s", label, arg,
-		                  number_kinds[kind].too_large);
+		return failure_set(fail, EXIT_USAGE, "%s %s: %s", label, arg,
+		                   number_kinds[kind].too_large);
 	}
 	if (v < range->min || v > range->max)
-		return log_format(err, errlen, EXIT_USAGE, "%s %s: %s", label, arg, range->message);
+		return failure_set(fail, EXIT_USAGE, "%s %s: %s", label, arg, range->message);
 	*out = v;
 	return 0;
 }

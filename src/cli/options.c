@@ -105,24 +105,25 @@ static void typed_label(const char *word, int opt, char *out, size_t len)
 }
 
 /* getopt's '?': an unknown or ambiguous option, or a value given to one that takes none. */
-static int option_refused(const char *word, int opt, char *err, size_t errlen)
+static int option_refused(const char *word, int opt, struct failure *fail)
 {
 	int is_long = strncmp(word, "--", 2) == 0 && word[2] != '\0';
 	int len = (int)strcspn(word, "=");
 
 	if (is_long && opt == 0)
-		return log_format(err, errlen, EXIT_USAGE,
-		                  "%.*s: unknown option (or an ambiguous abbreviation)", len, word);
+		return failure_set(fail, EXIT_USAGE,
+		                   "%.*s: unknown option (or an ambiguous abbreviation)", len,
+		                   word);
 	if (is_long && word[len] == '=')
-		return log_format(err, errlen, EXIT_USAGE, "%.*s: takes no value", len, word);
+		return failure_set(fail, EXIT_USAGE, "%.*s: takes no value", len, word);
 	if (opt > 32 && opt < 127)
-		return log_format(err, errlen, EXIT_USAGE, "-%c: unknown option", opt);
-	return log_format(err, errlen, EXIT_USAGE, "unknown option");
+		return failure_set(fail, EXIT_USAGE, "-%c: unknown option", opt);
+	return failure_set(fail, EXIT_USAGE, "unknown option");
 }
 
 /* A keyword option's word; the error lists them all: "--copy=x: must be auto, rw or splice". */
-static int keyword_value(const struct opt_spec *o, const char *arg, uint64_t *out, char *err,
-                         size_t errlen)
+static int keyword_value(const struct opt_spec *o, const char *arg, uint64_t *out,
+                         struct failure *fail)
 {
 	const struct opt_keyword *k = o->keywords;
 	char words[128] = "";
@@ -139,7 +140,7 @@ static int keyword_value(const struct opt_spec *o, const char *arg, uint64_t *ou
 		                         : k[1].word == NULL ? " or "
 		                                             : ", ",
 		                         k->word);
-	return log_format(err, errlen, EXIT_USAGE, "--%s=%s: must be %s", o->name, arg, words);
+	return failure_set(fail, EXIT_USAGE, "--%s=%s: must be %s", o->name, arg, words);
 }
 
 /*
@@ -159,17 +160,17 @@ static void field_store(struct config *cfg, const struct opt_spec *o, uint64_t v
 
 /* One option from argv: read its value as its kind says, then store it or hand it over. */
 static int option_apply(struct config *cfg, struct seen *seen, const struct opt_spec *o,
-                        const char *arg, char *err, size_t errlen)
+                        const char *arg, struct failure *fail)
 {
 	uint64_t v = (uint64_t)o->value;
 	int rc = 0;
 
 	if (o->arg == ARG_KEYWORD)
-		rc = keyword_value(o, arg, &v, err, errlen);
+		rc = keyword_value(o, arg, &v, fail);
 	else if (o->arg != ARG_NONE && o->arg != ARG_STRING)
-		rc = options_number(o->arg, &o->range, seen->label, arg, &v, err, errlen);
+		rc = options_number(o->arg, &o->range, seen->label, arg, &v, fail);
 	if (rc == 0 && o->handler != NULL)
-		rc = o->handler(&(struct opt_call){cfg, seen, o, arg, v, err, errlen});
+		rc = o->handler(&(struct opt_call){cfg, seen, o, arg, v, fail});
 	else if (rc == 0)
 		field_store(cfg, o, v);
 	if (rc == 0) {
@@ -180,10 +181,10 @@ static int option_apply(struct config *cfg, struct seen *seen, const struct opt_
 }
 
 /*
- * Fill cfg from argv. Returns 0 to go on, EXIT_USAGE with the reason in err,
+ * Fill cfg from argv. Returns 0 to go on, EXIT_USAGE with the reason in fail,
  * or -1 when --help or --version was answered and fastcat should exit 0.
  */
-int options_parse(int argc, char **argv, struct config *cfg, char *err, size_t errlen)
+int options_parse(int argc, char **argv, struct config *cfg, struct failure *fail)
 {
 	struct option longs[OPTIONS_COUNT + 1];
 	char shorts[2 + 2 * OPTIONS_COUNT], label[32];
@@ -197,21 +198,21 @@ int options_parse(int argc, char **argv, struct config *cfg, char *err, size_t e
 	while ((longindex = -1, c = getopt_long(argc, argv, shorts, longs, &longindex)) != -1) {
 		if (c == ':') {
 			typed_label(argv[optind - 1], optopt, label, sizeof label);
-			return log_format(err, errlen, EXIT_USAGE,
-			                  "%s: option requires an argument", label);
+			return failure_set(fail, EXIT_USAGE, "%s: option requires an argument",
+			                   label);
 		}
 		if (c == '?' || spec_of_val(c) == NULL)
-			return option_refused(argv[optind - 1], optopt, err, errlen);
+			return option_refused(argv[optind - 1], optopt, fail);
 		if (longindex >= 0)
 			snprintf(seen.label, sizeof seen.label, "--%s", longs[longindex].name);
 		else
 			option_label(c, seen.label, sizeof seen.label);
-		int rc = option_apply(cfg, &seen, spec_of_val(c), optarg, err, errlen);
+		int rc = option_apply(cfg, &seen, spec_of_val(c), optarg, fail);
 
 		if (rc != 0)
 			return rc;
 	}
 	seen.nargs = argc - optind;
 	seen.args = argv + optind;
-	return options_check(cfg, &seen, err, errlen);
+	return options_check(cfg, &seen, fail);
 }

@@ -86,16 +86,15 @@ struct opt_spec;
 /*
  * An option that is more than a field: gets the value read by .arg (v for a
  * flag, number or keyword; arg for the text), returns 0, EXIT_USAGE with the
- * reason in err, or -1 when fastcat should exit 0 (--help, --version).
+ * reason in fail, or -1 when fastcat should exit 0 (--help, --version).
  */
 struct opt_call {
 	struct config *cfg;
 	struct seen *seen;
 	const struct opt_spec *o;
-	const char *arg; /* the text as typed */
-	uint64_t v;      /* the value as .arg read it */
-	char *err;       /* the reason, for EXIT_USAGE */
-	size_t errlen;
+	const char *arg;      /* the text as typed */
+	uint64_t v;           /* the value as .arg read it */
+	struct failure *fail; /* the reason, for EXIT_USAGE */
 };
 
 typedef int opt_handler(const struct opt_call *);
@@ -128,13 +127,13 @@ struct opt_spec {
 extern const struct opt_spec options_table[OPTIONS_COUNT];
 
 /* options.c */
-int options_parse(int, char **, struct config *, char *, size_t);
+int options_parse(int, char **, struct config *, struct failure *);
 void options_usage(void);
 const struct opt_spec *options_find(const char *);
 
 /* options-value.c */
 int options_number(enum opt_arg, const struct opt_range *, const char *, const char *, uint64_t *,
-                   char *, size_t);
+                   struct failure *);
 
 /* options-set.c */
 opt_handler options_set_chunk, options_set_dgram_size, options_set_transport, options_set_acl,
@@ -144,10 +143,10 @@ opt_handler options_set_chunk, options_set_dgram_size, options_set_transport, op
 opt_handler options_bench_links, options_bench_sizes;
 void options_bench_defaults(struct config *);
 void options_bench_note(struct seen *, const struct opt_spec *);
-int options_bench_check(struct config *, const struct seen *, char *, size_t);
+int options_bench_check(struct config *, const struct seen *, struct failure *);
 
 /* options-check.c */
-int options_check(struct config *, const struct seen *, char *, size_t);
+int options_check(struct config *, const struct seen *, struct failure *);
 
 /* options-help.c */
 opt_handler options_help, options_help_all, options_version;

@@ -42,8 +42,7 @@ void session_init(struct session *s, const struct config *cfg, const struct endp
 /* --retry: a new connection starts from what the last left: the totals stay, the outcome goes. */
 void session_restart(struct session *s)
 {
-	s->exit_status = EXIT_OK;
-	s->error[0] = '\0';
+	memset(&s->failure, 0, sizeof s->failure);
 	s->resume.on = 0;
 	s->close_plainly = 0;
 	s->lost_errno = 0;
@@ -65,12 +64,11 @@ static int session_open(struct session *s, struct session_parts *p, struct endpo
 	struct resume_join join, *j = NULL;
 
 	if (cfg->parallel != 0) {
-		int rc = cfg->listen ? stripe_accept(&p->stripe, s, s->listener, ep, s->error,
-		                                     sizeof s->error)
-		                     : stripe_connect(&p->stripe, s, ep, s->error, sizeof s->error);
+		int rc = cfg->listen ? stripe_accept(&p->stripe, s, s->listener, ep, &s->failure)
+		                     : stripe_connect(&p->stripe, s, ep, &s->failure);
 		p->striped = 1; /* its connections close with the session, opened or not */
 		if (rc != 0)
-			return s->exit_status = rc;
+			return rc;
 	}
 	if (s->listener != NULL && !cfg->keep_listening && p->stripe.growth == NULL)
 		listener_stop_accepting(cfg, s->listener); /* -P auto: more may join */
@@ -89,7 +87,7 @@ static int session_open(struct session *s, struct session_parts *p, struct endpo
 	if (rt != NULL || cfg->listen)
 		j = &join;
 	if (resume_start(s, j) != 0)
-		return s->exit_status;
+		return s->failure.status;
 	if (rt != NULL)
 		retry_opened(rt, s);
 	return 0;
@@ -140,12 +138,10 @@ static void session_conclude(struct session *s, struct session_parts *p, struct 
 		verify_conclude_striped(s);
 	else if (cfg->verify)
 		verify_conclude(&p->verify, s);
-	if (cfg->seq && s->received.seq.lost > 0 && s->exit_status == EXIT_OK) {
-		s->exit_status =
-		    log_format(s->error, sizeof s->error, EXIT_PEER,
-		               "%llu datagrams lost (--seq found gaps in the sequence numbers)",
-		               (unsigned long long)s->received.seq.lost);
-	}
+	if (cfg->seq && s->received.seq.lost > 0)
+		failure_set(&s->failure, EXIT_PEER,
+		            "%llu datagrams lost (--seq found gaps in the sequence numbers)",
+		            (unsigned long long)s->received.seq.lost);
 	if (rt != NULL)
 		retry_settle(rt, s, start + (s->sent.bytes - sent_before));
 }
@@ -170,7 +166,7 @@ int session_run(struct session *s, struct session_parts *p, struct endpoint *ep,
 	/* -k --resume: a lost --retry session is held for its sender */
 	retry_end(p->retry, s);
 	p->retry = NULL;
-	return s->exit_status;
+	return s->failure.status;
 }
 
 /*
@@ -181,7 +177,7 @@ int session_run(struct session *s, struct session_parts *p, struct endpoint *ep,
  */
 void session_close(struct session *s, struct session_parts *p, struct endpoint *ep)
 {
-	int reset = s->exit_status != EXIT_OK && !s->close_plainly;
+	int reset = s->failure.status != EXIT_OK && !s->close_plainly;
 
 	if (reset)
 		endpoint_abort(s->cfg, ep);
@@ -201,8 +197,8 @@ int session_end(struct session *s, struct session_parts *p, struct endpoint *ep)
 	if (s->received.truncated > 0)
 		log_warn("%llu datagrams truncated (larger than the %zu-byte receive buffer)",
 		         (unsigned long long)s->received.truncated, s->receive_buffer);
-	if (s->exit_status != EXIT_OK)
-		log_error("%s", s->error);
+	if (s->failure.status != EXIT_OK)
+		log_error("%s", s->failure.why);
 	session_close(s, p, ep);
-	return s->exit_status;
+	return s->failure.status;
 }

@@ -23,12 +23,11 @@ int transfer_connect(const struct config *cfg)
 	struct session_parts parts;
 	struct session s;
 	enum session_phase phase;
-	char err[1024];
-	int rc = endpoint_connect(cfg, &ep, err, sizeof err);
+	struct failure fail = {EXIT_OK, ""};
 
-	if (rc != 0) {
+	if (endpoint_connect(cfg, &ep, &fail) != 0) {
 		endpoint_close(&ep);
-		log_fatal(rc, "%s", err);
+		log_fatal(fail.status, "%s", fail.why);
 	}
 	session_init(&s, cfg, &ep, NULL);
 	session_run(&s, &parts, &ep, NULL, &phase);
@@ -46,8 +45,8 @@ static int retry_connection(struct session *s, struct session_parts *parts, stru
 	retry_restart(rt);
 	memset(parts, 0, sizeof *parts);
 	*phase = PHASE_CONNECT;
-	if ((s->exit_status = endpoint_connect(s->cfg, ep, s->error, sizeof s->error)) != 0)
-		return s->exit_status;
+	if (endpoint_connect(s->cfg, ep, &s->failure) != 0)
+		return s->failure.status;
 	return session_run(s, parts, ep, rt, phase);
 }
 
@@ -86,8 +85,9 @@ int transfer_retry(const struct config *cfg)
 		s.close_plainly = 0; /* a lost connection is reset, whatever it was told */
 		session_close(&s, &parts, &ep);
 		if (retry_pause(wait) != 0) {
-			s.exit_status = log_format(s.error, sizeof s.error, EXIT_RUNTIME,
-			                           "interrupted by %s", signals_stop_name());
+			s.failure.status = EXIT_OK; /* the stop is the news now */
+			failure_set(&s.failure, EXIT_RUNTIME, "interrupted by %s",
+			            signals_stop_name());
 			break;
 		}
 	}
@@ -111,22 +111,20 @@ int transfer_listen(const struct config *cfg)
 	struct session_parts parts;
 	struct session s;
 	enum session_phase phase;
-	char err[256];
+	struct failure fail = {EXIT_OK, ""};
 	int status = EXIT_OK;
 
-	if (listener_open(cfg, &l, err, sizeof err) != 0)
-		log_fatal(EXIT_RUNTIME, "%s", err);
+	if (listener_open(cfg, &l, &fail) != 0)
+		log_fatal(fail.status, "%s", fail.why);
 	if (cfg->verify) { /* -k: an earlier session's control datagrams start none */
 		l.stale = verify_ctl_stale;
 		l.stale_name = "--verify control datagram";
 	}
 	do {
-		int rc = endpoint_accept(cfg, &l, &ep, err, sizeof err);
-
-		if (rc != 0) {
+		if (endpoint_accept(cfg, &l, &ep, &fail) != 0) {
 			endpoint_close(&ep);
-			log_error("%s", err);
-			status = rc;
+			log_error("%s", fail.why);
+			status = fail.status;
 			break;
 		}
 		session_init(&s, cfg, &ep, &l);

@@ -14,10 +14,10 @@
 
 /*
  * Resolve host and port into a list for socket(). passive: for bind(), a NULL
- * host meaning "any". Returns 0, or EXIT_CONNECT with the reason in err.
+ * host meaning "any". Returns 0, or EXIT_CONNECT with the reason in fail.
  */
 int addr_resolve(const char *host, const char *port, int family, int socktype, int flags,
-                 struct addrinfo **res, char *err, size_t errlen)
+                 struct addrinfo **res, struct failure *fail)
 {
 	struct addrinfo hints;
 	int rc;
@@ -30,34 +30,30 @@ int addr_resolve(const char *host, const char *port, int family, int socktype, i
 	if (rc == 0)
 		return 0;
 	if (rc == EAI_NONAME && (flags & AI_NUMERICHOST))
-		snprintf(err, errlen, "resolve %s: not a numeric address (-n)", host);
-	else if (rc == EAI_ADDRFAMILY || (rc == EAI_NONAME && family != AF_UNSPEC))
-		snprintf(err, errlen, "resolve %s: no %s address", host,
-		         family == AF_INET    ? "IPv4"
-		         : family == AF_INET6 ? "IPv6"
-		                              : "usable");
-	else
-		snprintf(err, errlen, "resolve %s: %s", host, gai_strerror(rc));
-	return EXIT_CONNECT;
+		return failure_set(fail, EXIT_CONNECT, "resolve %s: not a numeric address (-n)",
+		                   host);
+	if (rc == EAI_ADDRFAMILY || (rc == EAI_NONAME && family != AF_UNSPEC))
+		return failure_set(fail, EXIT_CONNECT, "resolve %s: no %s address", host,
+		                   family == AF_INET    ? "IPv4"
+		                   : family == AF_INET6 ? "IPv6"
+		                                        : "usable");
+	return failure_set(fail, EXIT_CONNECT, "resolve %s: %s", host, gai_strerror(rc));
 }
 
 /* sun_path holds the path and its NUL; an abstract name has a NUL in front instead. */
 #define UNIX_PATH_MAX (sizeof(((struct sockaddr_un *)0)->sun_path) - 1)
 
 /* A Unix socket path or "@name" that fits sun_path; 0, or EXIT_USAGE with the reason. */
-int addr_unix_check(const char *path, char *err, size_t errlen)
+int addr_unix_check(const char *path, struct failure *fail)
 {
 	size_t len = strlen(path);
 
-	if (len == 0 || (path[0] == '@' && len == 1)) {
-		snprintf(err, errlen, "empty Unix socket path");
-		return EXIT_USAGE;
-	}
-	if (len > UNIX_PATH_MAX) {
-		snprintf(err, errlen, "%s: Unix socket path too long (%zu bytes, at most %zu)",
-		         path, len, UNIX_PATH_MAX);
-		return EXIT_USAGE;
-	}
+	if (len == 0 || (path[0] == '@' && len == 1))
+		return failure_set(fail, EXIT_USAGE, "empty Unix socket path");
+	if (len > UNIX_PATH_MAX)
+		return failure_set(fail, EXIT_USAGE,
+		                   "%s: Unix socket path too long (%zu bytes, at most %zu)", path,
+		                   len, UNIX_PATH_MAX);
 	return 0;
 }
 

@@ -97,9 +97,9 @@ static int unix_bind_client(int fd, struct endpoint *ep)
  * value in *why. IP connects wait at most -w; Unix connects finish at once.
  */
 static int connect_addr(const struct config *cfg, struct endpoint *ep, const struct sockaddr *sa,
-                        socklen_t len, int *why, char *err, size_t errlen)
+                        socklen_t len, int *why, struct failure *fail)
 {
-	int fd = sock_open(cfg, sa->sa_family, err, errlen);
+	int fd = sock_open(cfg, sa->sa_family, fail);
 
 	*why = 0;
 	if (fd < 0)
@@ -123,7 +123,7 @@ static int connect_addr(const struct config *cfg, struct endpoint *ep, const str
 /*
  * The exit status for a connect that failed with errno why: a timeout, an
  * interruption, or the peer could not be reached. why == 0: the socket itself
- * could not be made (err says why), a local failure.
+ * could not be made (sock_open said why), a local failure.
  */
 static int connect_status(int why)
 {
@@ -135,75 +135,77 @@ static int connect_status(int why)
 	}
 }
 
-static void connect_error(const struct config *cfg, const char *where, int why, char *err,
-                          size_t errlen)
+/* A connect to where failed with errno why (0: the socket failed, and said so): its status. */
+static int connect_failed(const struct config *cfg, const char *where, int why,
+                          struct failure *fail)
 {
-	char duration[32];
+	int status = connect_status(why);
 
-	if (why == EINTR) {
-		snprintf(err, errlen, "interrupted by %s", signals_stop_name());
-	} else if (why == ETIMEDOUT && cfg->timeout_ms >= 0) {
+	if (why == EINTR)
+		return failure_set(fail, status, "interrupted by %s", signals_stop_name());
+	if (why == ETIMEDOUT && cfg->timeout_ms >= 0) {
+		char duration[32];
+
 		format_duration(cfg->timeout_ms, duration, sizeof duration);
-		snprintf(err, errlen, "connect %s: timed out after %s", where, duration);
-	} else if (why != 0) {
-		snprintf(err, errlen, "connect %s: %s", where, strerror(why));
+		return failure_set(fail, status, "connect %s: timed out after %s", where, duration);
 	}
+	if (why != 0)
+		return failure_set(fail, status, "connect %s: %s", where, strerror(why));
+	return fail->status;
 }
 
-/* Connect to the socket path: 0, or an exit status with the reason in err. */
-static int connect_unix(const struct config *cfg, struct endpoint *ep, char *err, size_t errlen)
+/* Connect to the socket path: 0, or an exit status with the reason in fail. */
+static int connect_unix(const struct config *cfg, struct endpoint *ep, struct failure *fail)
 {
 	struct sockaddr_storage ss;
 	socklen_t len;
 	int why;
 
-	if (addr_unix(cfg->path, &ss, &len) != 0) {
-		snprintf(err, errlen, "%s: not a usable Unix socket path", cfg->path);
-		return EXIT_USAGE;
-	}
-	ep->fd = connect_addr(cfg, ep, (struct sockaddr *)&ss, len, &why, err, errlen);
+	if (addr_unix(cfg->path, &ss, &len) != 0)
+		return failure_set(fail, EXIT_USAGE, "%s: not a usable Unix socket path",
+		                   cfg->path);
+	ep->fd = connect_addr(cfg, ep, (struct sockaddr *)&ss, len, &why, fail);
 	if (ep->fd >= 0)
 		return 0;
-	connect_error(cfg, cfg->path, why, err, errlen);
-	return connect_status(why);
+	return connect_failed(cfg, cfg->path, why, fail);
 }
 
 /* Try each address the name resolves to: 0, or the exit status of the last failure. */
-static int connect_ip(const struct config *cfg, struct endpoint *ep, char *err, size_t errlen)
+static int connect_ip(const struct config *cfg, struct endpoint *ep, struct failure *fail)
 {
 	struct addrinfo *res, *ai;
 	char where[80];
 	int why = 0, fd = -1, rc;
 
 	rc = addr_resolve(cfg->host, cfg->port, cfg->family, cfg->transport->socktype,
-	                  cfg->numeric ? AI_NUMERICHOST : 0, &res, err, errlen);
+	                  cfg->numeric ? AI_NUMERICHOST : 0, &res, fail);
 	if (rc != 0)
 		return rc;
 	for (ai = res; ai != NULL; ai = ai->ai_next) {
-		err[0] = '\0';
-		fd = connect_addr(cfg, ep, ai->ai_addr, ai->ai_addrlen, &why, err, errlen);
+		*fail = (struct failure){EXIT_OK, ""}; /* each address fails on its own */
+		fd = connect_addr(cfg, ep, ai->ai_addr, ai->ai_addrlen, &why, fail);
 		if (fd >= 0)
 			break;
 		addr_format(ai->ai_addr, ai->ai_addrlen, where, sizeof where);
-		connect_error(cfg, where, why, err, errlen);
+		connect_failed(cfg, where, why, fail);
 		if (why == EINTR)
 			break;
 		if (ai->ai_next != NULL)
-			log_verbose("%s", err);
+			log_verbose("%s", fail->why);
 	}
 	freeaddrinfo(res);
 	ep->fd = fd;
-	return fd >= 0 ? 0 : connect_status(why);
+	return fd >= 0 ? 0 : fail->status;
 }
 
 /*
  * Connect to the configured peer; for datagrams, name it as the one peer.
- * 0, or the exit status (EXIT_CONNECT, EXIT_TIMEOUT, ...) with the reason in err.
+ * 0, or the exit status (EXIT_CONNECT, EXIT_TIMEOUT, ...) with the reason in fail.
  */
-int endpoint_connect(const struct config *cfg, struct endpoint *ep, char *err, size_t errlen)
+int endpoint_connect(const struct config *cfg, struct endpoint *ep, struct failure *fail)
 {
-	int rc = cfg->transport->family == AF_UNIX ? connect_unix(cfg, ep, err, errlen)
-	                                           : connect_ip(cfg, ep, err, errlen);
+	int rc = cfg->transport->family == AF_UNIX ? connect_unix(cfg, ep, fail)
+	                                           : connect_ip(cfg, ep, fail);
 
 	if (rc != 0)
 		return rc;
@@ -215,24 +217,24 @@ int endpoint_connect(const struct config *cfg, struct endpoint *ep, char *err, s
 
 /*
  * Wait for a datagram and peek at its sender (the datagram stays queued).
- * Returns its size, or -1 with the reason in err (also on SIGINT/SIGTERM).
+ * Returns its size, or -1 with the reason in fail (also on SIGINT/SIGTERM).
  */
 static ssize_t peek_sender(struct listener *l, struct sockaddr_storage *from, socklen_t *len,
-                           char *err, size_t errlen)
+                           struct failure *fail)
 {
 	char byte;
 	ssize_t n;
 
 	do {
 		if (signal_stop) {
-			snprintf(err, errlen, "interrupted by %s", signals_stop_name());
+			failure_set(fail, EXIT_RUNTIME, "interrupted by %s", signals_stop_name());
 			return -1;
 		}
 		*len = sizeof *from;
 		n = recvfrom(l->fd, &byte, 1, MSG_PEEK, (struct sockaddr *)from, len);
 	} while (n < 0 && errno == EINTR);
 	if (n < 0)
-		snprintf(err, errlen, "receive on %s: %s", l->local, strerror(errno));
+		failure_set(fail, EXIT_RUNTIME, "receive on %s: %s", l->local, strerror(errno));
 	return n;
 }
 
@@ -261,7 +263,7 @@ static int stale_datagram(const struct listener *l)
  * replies there.
  */
 static int accept_first_datagram(const struct config *cfg, struct listener *l, struct endpoint *ep,
-                                 char *err, size_t errlen)
+                                 struct failure *fail)
 {
 	struct sockaddr_storage from;
 	socklen_t len;
@@ -274,7 +276,7 @@ static int accept_first_datagram(const struct config *cfg, struct listener *l, s
 	for (;;) {
 		int admitted;
 
-		if (peek_sender(l, &from, &len, err, errlen) < 0)
+		if (peek_sender(l, &from, &len, fail) < 0)
 			return EXIT_RUNTIME;
 		admitted = listener_admits(cfg, l, (struct sockaddr *)&from, len, "datagram");
 		if (admitted && !stale_datagram(l))
@@ -284,16 +286,12 @@ static int accept_first_datagram(const struct config *cfg, struct listener *l, s
 		recv(l->fd, &byte, 1, 0); /* the rest of the datagram goes with it */
 	}
 	ep->fd = dup(l->fd);
-	if (ep->fd < 0) {
-		snprintf(err, errlen, "dup: %s", strerror(errno));
-		return EXIT_RUNTIME;
-	}
+	if (ep->fd < 0)
+		return failure_set(fail, EXIT_RUNTIME, "dup: %s", strerror(errno));
 	addr_format((struct sockaddr *)&from, len, ep->peer, sizeof ep->peer);
 	ep->cannot_send = len <= sizeof(sa_family_t); /* an unbound Unix sender */
-	if (!ep->cannot_send && connect(ep->fd, (struct sockaddr *)&from, len) != 0) {
-		snprintf(err, errlen, "connect %s: %s", ep->peer, strerror(errno));
-		return EXIT_RUNTIME;
-	}
+	if (!ep->cannot_send && connect(ep->fd, (struct sockaddr *)&from, len) != 0)
+		return failure_set(fail, EXIT_RUNTIME, "connect %s: %s", ep->peer, strerror(errno));
 	if (ep->cannot_send)
 		log_warn("the peer has no address; nothing can be sent back to it");
 	return 0;
@@ -314,24 +312,22 @@ void endpoint_refuse(int fd)
 
 /* accept() the next connection that --allow/--deny let in; the others are reset at once. */
 static int accept_connection(const struct config *cfg, struct listener *l, struct endpoint *ep,
-                             char *err, size_t errlen)
+                             struct failure *fail)
 {
 	struct sockaddr_storage from;
 	socklen_t len;
 
 	for (;;) {
-		if (signal_stop) {
-			snprintf(err, errlen, "interrupted by %s", signals_stop_name());
-			return EXIT_RUNTIME;
-		}
+		if (signal_stop)
+			return failure_set(fail, EXIT_RUNTIME, "interrupted by %s",
+			                   signals_stop_name());
 		len = sizeof from;
 		ep->fd = accept(l->fd, (struct sockaddr *)&from, &len);
 		if (ep->fd < 0 && (errno == EINTR || errno == ECONNABORTED))
 			continue;
-		if (ep->fd < 0) {
-			snprintf(err, errlen, "accept on %s: %s", l->local, strerror(errno));
-			return EXIT_RUNTIME;
-		}
+		if (ep->fd < 0)
+			return failure_set(fail, EXIT_RUNTIME, "accept on %s: %s", l->local,
+			                   strerror(errno));
 		if (listener_admits(cfg, l, (struct sockaddr *)&from, len, "connection"))
 			break;
 		endpoint_refuse(ep->fd);
@@ -342,11 +338,11 @@ static int accept_connection(const struct config *cfg, struct listener *l, struc
 }
 
 /* Wait for the next peer. 0, or EXIT_RUNTIME (also on SIGINT/SIGTERM). */
-int endpoint_accept(const struct config *cfg, struct listener *l, struct endpoint *ep, char *err,
-                    size_t errlen)
+int endpoint_accept(const struct config *cfg, struct listener *l, struct endpoint *ep,
+                    struct failure *fail)
 {
-	int rc = cfg->transport->connectionless ? accept_first_datagram(cfg, l, ep, err, errlen)
-	                                        : accept_connection(cfg, l, ep, err, errlen);
+	int rc = cfg->transport->connectionless ? accept_first_datagram(cfg, l, ep, fail)
+	                                        : accept_connection(cfg, l, ep, fail);
 
 	if (rc != 0)
 		return rc;
@@ -361,20 +357,18 @@ int endpoint_accept(const struct config *cfg, struct listener *l, struct endpoin
 /*
  * -P: start another connection of the session to the address the first one
  * reached (not resolved again), without waiting for it, so that the
- * handshakes of all of them overlap. 0 with *fd, or an exit status with err.
+ * handshakes of all of them overlap. 0 with *fd, or an exit status with fail.
  */
-int endpoint_connect_start(const struct config *cfg, const struct endpoint *ep, int *fd, char *err,
-                           size_t errlen)
+int endpoint_connect_start(const struct config *cfg, const struct endpoint *ep, int *fd,
+                           struct failure *fail)
 {
 	struct sockaddr_storage peer;
 	socklen_t len = sizeof peer;
 	int why;
 
-	if (getpeername(ep->fd, (struct sockaddr *)&peer, &len) != 0) {
-		snprintf(err, errlen, "getpeername: %s", strerror(errno));
-		return EXIT_RUNTIME;
-	}
-	*fd = sock_open(cfg, peer.ss_family, err, errlen);
+	if (getpeername(ep->fd, (struct sockaddr *)&peer, &len) != 0)
+		return failure_set(fail, EXIT_RUNTIME, "getpeername: %s", strerror(errno));
+	*fd = sock_open(cfg, peer.ss_family, fail);
 	if (*fd < 0)
 		return EXIT_RUNTIME;
 	sock_set_nonblock(*fd, 1);
@@ -383,20 +377,18 @@ int endpoint_connect_start(const struct config *cfg, const struct endpoint *ep, 
 	why = errno;
 	close(*fd);
 	*fd = -1;
-	connect_error(cfg, ep->peer, why, err, errlen);
-	return connect_status(why);
+	return connect_failed(cfg, ep->peer, why, fail);
 }
 
 /* -P: wait (at most -w) for a connect endpoint_connect_start began. 0, or an exit status. */
-int endpoint_connect_finish(const struct config *cfg, const struct endpoint *ep, int fd, char *err,
-                            size_t errlen)
+int endpoint_connect_finish(const struct config *cfg, const struct endpoint *ep, int fd,
+                            struct failure *fail)
 {
 	int why = connect_wait(fd, cfg->timeout_ms);
 
 	if (why == 0)
 		return 0;
-	connect_error(cfg, ep->peer, why, err, errlen);
-	return connect_status(why);
+	return connect_failed(cfg, ep->peer, why, fail);
 }
 
 /*

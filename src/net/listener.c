@@ -18,13 +18,13 @@
 
 #define LISTEN_BACKLOG 16
 
-static void bind_error(const struct sockaddr *sa, socklen_t len, char *err, size_t errlen)
+static void bind_error(const struct sockaddr *sa, socklen_t len, struct failure *fail)
 {
 	char where[112];
 	int why = errno;
 
 	addr_format(sa, len, where, sizeof where);
-	snprintf(err, errlen, "bind %s: %s", where, strerror(why));
+	failure_set(fail, EXIT_RUNTIME, "bind %s: %s", where, strerror(why));
 }
 
 /*
@@ -36,19 +36,19 @@ static void bind_error(const struct sockaddr *sa, socklen_t len, char *err, size
  * cannot be set is removed.
  */
 static int bind_socket_file(const struct config *cfg, int fd, const struct sockaddr *sa,
-                            socklen_t len, char *err, size_t errlen)
+                            socklen_t len, struct failure *fail)
 {
 	mode_t saved = umask(0777 & ~cfg->unix_mode);
 	int rc = bind(fd, sa, len);
 
 	umask(saved); /* cannot fail, and leaves errno alone */
 	if (rc != 0) {
-		bind_error(sa, len, err, errlen);
+		bind_error(sa, len, fail);
 		return -1;
 	}
 	if (chmod(cfg->path, cfg->unix_mode) != 0) {
-		snprintf(err, errlen, "chmod %s %03o: %s", cfg->path, (unsigned)cfg->unix_mode,
-		         strerror(errno));
+		failure_set(fail, EXIT_RUNTIME, "chmod %s %03o: %s", cfg->path,
+		            (unsigned)cfg->unix_mode, strerror(errno));
 		unlink(cfg->path);
 		return -1;
 	}
@@ -57,21 +57,21 @@ static int bind_socket_file(const struct config *cfg, int fd, const struct socka
 
 /* Bind, and listen unless the transport is connectionless. */
 static int bind_listen(const struct config *cfg, int fd, const struct sockaddr *sa, socklen_t len,
-                       char *err, size_t errlen)
+                       struct failure *fail)
 {
 	int on = 1, rc;
 
 	if (sa->sa_family != AF_UNIX)
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
 	if (sa->sa_family == AF_UNIX && cfg->path[0] != '@')
-		rc = bind_socket_file(cfg, fd, sa, len, err, errlen); /* says why itself */
+		rc = bind_socket_file(cfg, fd, sa, len, fail); /* says why itself */
 	else if ((rc = bind(fd, sa, len)) != 0)
-		bind_error(sa, len, err, errlen);
+		bind_error(sa, len, fail);
 	if (rc != 0)
 		return -1;
 	if (cfg->transport->connectionless || listen(fd, LISTEN_BACKLOG) == 0)
 		return 0;
-	bind_error(sa, len, err, errlen);
+	bind_error(sa, len, fail);
 	return -1;
 }
 
@@ -79,7 +79,7 @@ static int bind_listen(const struct config *cfg, int fd, const struct sockaddr *
  * With no address: one IPv6 socket with V6ONLY off serves both families;
  * where the kernel has no IPv6 (or with -4) an IPv4 socket on 0.0.0.0.
  */
-static int listen_any(const struct config *cfg, char *err, size_t errlen)
+static int listen_any(const struct config *cfg, struct failure *fail)
 {
 	struct sockaddr_in6 sin6;
 	struct sockaddr_in sin;
@@ -87,7 +87,7 @@ static int listen_any(const struct config *cfg, char *err, size_t errlen)
 
 	units_parse_port(cfg->port, 0, &port);
 	if (cfg->family != AF_INET) {
-		fd = sock_open(cfg, AF_INET6, err, errlen);
+		fd = sock_open(cfg, AF_INET6, fail);
 		if (fd >= 0) {
 			int v6only = cfg->family == AF_INET6;
 			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof v6only);
@@ -95,8 +95,7 @@ static int listen_any(const struct config *cfg, char *err, size_t errlen)
 			sin6.sin6_family = AF_INET6;
 			sin6.sin6_addr = in6addr_any;
 			sin6.sin6_port = htons((uint16_t)port);
-			if (bind_listen(cfg, fd, (struct sockaddr *)&sin6, sizeof sin6, err,
-			                errlen) == 0)
+			if (bind_listen(cfg, fd, (struct sockaddr *)&sin6, sizeof sin6, fail) == 0)
 				return fd;
 			close(fd);
 			return -1;
@@ -104,36 +103,37 @@ static int listen_any(const struct config *cfg, char *err, size_t errlen)
 		if (cfg->family == AF_INET6)
 			return -1;
 	}
-	fd = sock_open(cfg, AF_INET, err, errlen);
+	fd = sock_open(cfg, AF_INET, fail);
 	if (fd < 0)
 		return -1;
 	memset(&sin, 0, sizeof sin);
 	sin.sin_family = AF_INET;
 	sin.sin_addr.s_addr = htonl(INADDR_ANY);
 	sin.sin_port = htons((uint16_t)port);
-	if (bind_listen(cfg, fd, (struct sockaddr *)&sin, sizeof sin, err, errlen) == 0)
+	if (bind_listen(cfg, fd, (struct sockaddr *)&sin, sizeof sin, fail) == 0)
 		return fd;
 	close(fd);
 	return -1;
 }
 
-static int listen_on_host(const struct config *cfg, char *err, size_t errlen)
+static int listen_on_host(const struct config *cfg, struct failure *fail)
 {
 	struct addrinfo *res, *ai;
 	int fd = -1;
 
 	if (addr_resolve(cfg->host, cfg->port, cfg->family, cfg->transport->socktype,
-	                 AI_PASSIVE | (cfg->numeric ? AI_NUMERICHOST : 0), &res, err, errlen) != 0)
+	                 AI_PASSIVE | (cfg->numeric ? AI_NUMERICHOST : 0), &res, fail) != 0)
 		return -1;
 	for (ai = res; ai != NULL && fd < 0; ai = ai->ai_next) {
-		fd = sock_open(cfg, ai->ai_family, err, errlen);
+		*fail = (struct failure){EXIT_OK, ""}; /* the last address's failure is told */
+		fd = sock_open(cfg, ai->ai_family, fail);
 		if (fd < 0)
 			continue;
 		if (ai->ai_family == AF_INET6) {
 			int on = 1;
 			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof on);
 		}
-		if (bind_listen(cfg, fd, ai->ai_addr, ai->ai_addrlen, err, errlen) != 0) {
+		if (bind_listen(cfg, fd, ai->ai_addr, ai->ai_addrlen, fail) != 0) {
 			close(fd);
 			fd = -1;
 		}
@@ -165,41 +165,38 @@ static int unix_path_is_stale(const struct config *cfg, const struct sockaddr *s
  * is not a socket is left alone, with a message saying which.
  */
 static int unix_path_prepare(const struct config *cfg, const struct sockaddr *sa, socklen_t len,
-                             char *err, size_t errlen)
+                             struct failure *fail)
 {
 	const char *path = cfg->path;
 	struct stat st;
 
 	if (path[0] == '@' || lstat(path, &st) != 0)
 		return 0;
-	if (!S_ISSOCK(st.st_mode)) {
-		snprintf(err, errlen, "%s: exists and is not a socket; not removing it", path);
-		return -1;
-	}
+	if (!S_ISSOCK(st.st_mode))
+		return failure_set(fail, EXIT_RUNTIME,
+		                   "%s: exists and is not a socket; not removing it", path);
 	if (!unix_path_is_stale(cfg, sa, len))
 		return 0; /* bind() will say "Address already in use" */
-	if (unlink(path) != 0) {
-		snprintf(err, errlen, "%s: cannot remove the stale socket: %s", path,
-		         strerror(errno));
-		return -1;
-	}
+	if (unlink(path) != 0)
+		return failure_set(fail, EXIT_RUNTIME, "%s: cannot remove the stale socket: %s",
+		                   path, strerror(errno));
 	log_verbose("removed stale socket %s", path);
 	return 0;
 }
 
-static int listen_unix(const struct config *cfg, struct listener *l, char *err, size_t errlen)
+static int listen_unix(const struct config *cfg, struct listener *l, struct failure *fail)
 {
 	struct sockaddr_storage ss;
 	socklen_t len;
 	int fd;
 
 	if (addr_unix(cfg->path, &ss, &len) != 0 ||
-	    unix_path_prepare(cfg, (struct sockaddr *)&ss, len, err, errlen) != 0)
+	    unix_path_prepare(cfg, (struct sockaddr *)&ss, len, fail) != 0)
 		return -1;
-	fd = sock_open(cfg, AF_UNIX, err, errlen);
+	fd = sock_open(cfg, AF_UNIX, fail);
 	if (fd < 0)
 		return -1;
-	if (bind_listen(cfg, fd, (struct sockaddr *)&ss, len, err, errlen) != 0) {
+	if (bind_listen(cfg, fd, (struct sockaddr *)&ss, len, fail) != 0) {
 		close(fd);
 		return -1;
 	}
@@ -208,18 +205,21 @@ static int listen_unix(const struct config *cfg, struct listener *l, char *err, 
 	return fd;
 }
 
-/* Bind (and listen); says where with -v as soon as it can take a peer. 0 or EXIT_RUNTIME. */
-int listener_open(const struct config *cfg, struct listener *l, char *err, size_t errlen)
+/*
+ * Bind (and listen); says where with -v as soon as it can take a peer. 0, or
+ * EXIT_RUNTIME (whatever went wrong: a name that does not resolve too).
+ */
+int listener_open(const struct config *cfg, struct listener *l, struct failure *fail)
 {
 	l->created_path[0] = '\0';
 	if (cfg->transport->family == AF_UNIX)
-		l->fd = listen_unix(cfg, l, err, errlen);
+		l->fd = listen_unix(cfg, l, fail);
 	else if (cfg->host == NULL)
-		l->fd = listen_any(cfg, err, errlen);
+		l->fd = listen_any(cfg, fail);
 	else
-		l->fd = listen_on_host(cfg, err, errlen);
+		l->fd = listen_on_host(cfg, fail);
 	if (l->fd < 0)
-		return EXIT_RUNTIME;
+		return fail->status = EXIT_RUNTIME;
 	addr_format_fd(l->fd, 0, l->local, sizeof l->local);
 	log_verbose("listening on %s", l->local);
 	return 0;

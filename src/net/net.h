@@ -56,21 +56,21 @@ struct endpoint {
 struct addrinfo;
 
 /* addr.c */
-int addr_resolve(const char *, const char *, int, int, int, struct addrinfo **, char *, size_t);
+int addr_resolve(const char *, const char *, int, int, int, struct addrinfo **, struct failure *);
 int addr_unix(const char *, struct sockaddr_storage *, socklen_t *);
-int addr_unix_check(const char *, char *, size_t);
+int addr_unix_check(const char *, struct failure *);
 void addr_format(const struct sockaddr *, socklen_t, char *, size_t);
 void addr_format_fd(int, int, char *, size_t);
 int addr_same_peer(const struct sockaddr *, const struct sockaddr *);
 int addr_same_host(const struct sockaddr *, const struct sockaddr *);
 
 /* endpoint.c */
-int endpoint_connect(const struct config *, struct endpoint *, char *, size_t);
-int endpoint_accept(const struct config *, struct listener *, struct endpoint *, char *, size_t);
+int endpoint_connect(const struct config *, struct endpoint *, struct failure *);
+int endpoint_accept(const struct config *, struct listener *, struct endpoint *, struct failure *);
 void endpoint_abort(const struct config *, struct endpoint *);
 void endpoint_close(struct endpoint *);
-int endpoint_connect_start(const struct config *, const struct endpoint *, int *, char *, size_t);
-int endpoint_connect_finish(const struct config *, const struct endpoint *, int, char *, size_t);
+int endpoint_connect_start(const struct config *, const struct endpoint *, int *, struct failure *);
+int endpoint_connect_finish(const struct config *, const struct endpoint *, int, struct failure *);
 int endpoint_accept_pending(const struct config *, struct listener *, int *);
 void endpoint_refuse(int);
 
@@ -78,7 +78,7 @@ void endpoint_refuse(int);
 size_t handshake_move(int, unsigned char *, size_t, int, double);
 
 /* listener.c */
-int listener_open(const struct config *, struct listener *, char *, size_t);
+int listener_open(const struct config *, struct listener *, struct failure *);
 void listener_stop_accepting(const struct config *, struct listener *);
 int listener_admits(const struct config *, struct listener *, const struct sockaddr *, socklen_t,
                     const char *);
@@ -87,7 +87,7 @@ void listener_close(struct listener *);
 uint32_t listener_busy_seconds(const struct listener *);
 
 /* sock.c */
-int sock_open(const struct config *, int, char *, size_t);
+int sock_open(const struct config *, int, struct failure *);
 int sock_set_nonblock(int, int);
 void sock_read_buffers(int, int *, int *);
 
@@ -96,7 +96,7 @@ void sock_read_buffers(int, int *, int *);
  * <linux/tcp.h> does not give is NAN (the JSON report prints null). */
 int tcpinfo_read(int, struct tcp_stats *);
 int tcpinfo_set_congestion(int, const char *);
-int tcpinfo_congestion_check(const char *, char *, size_t);
+int tcpinfo_congestion_check(const char *, struct failure *);
 int tcpinfo_sysctl(const char *, char *, size_t);
 
 /* transport.c */

@@ -43,15 +43,16 @@ static int sockbuf_get(int fd, const struct sockbuf *b)
  * without it, or where the platform has no FORCE (compat.h makes it -1), the capped size stays
  * and a warning says what capped it.
  */
-static int sock_set_buffer(int fd, const struct sockbuf *b, int bytes, int requested, char *err,
-                           size_t errlen)
+static int sock_set_buffer(int fd, const struct sockbuf *b, int bytes, int requested,
+                           struct failure *fail)
 {
 	int granted;
 
 	if (bytes == 0)
 		return 0;
 	if (setsockopt(fd, SOL_SOCKET, b->opt, &bytes, sizeof bytes) != 0) {
-		snprintf(err, errlen, "setsockopt %s %d: %s", b->name, bytes, strerror(errno));
+		failure_set(fail, EXIT_RUNTIME, "setsockopt %s %d: %s", b->name, bytes,
+		            strerror(errno));
 		return -1;
 	}
 	if (!requested)
@@ -76,23 +77,23 @@ static int sock_set_buffer(int fd, const struct sockbuf *b, int bytes, int reque
  * --congestion: an algorithm the kernel has (options_check tried it) but does not allow this
  * user (net.ipv4.tcp_allowed_congestion_control, or CAP_NET_ADMIN) fails here.
  */
-static int sock_set_congestion(int fd, const char *name, char *err, size_t errlen)
+static int sock_set_congestion(int fd, const char *name, struct failure *fail)
 {
 	char allowed[256];
 
 	if (name == NULL || tcpinfo_set_congestion(fd, name) == 0)
 		return 0;
 	if (errno != EPERM) {
-		snprintf(err, errlen, "--congestion %s: setsockopt TCP_CONGESTION: %s", name,
-		         strerror(errno));
+		failure_set(fail, EXIT_RUNTIME, "--congestion %s: setsockopt TCP_CONGESTION: %s",
+		            name, strerror(errno));
 		return -1;
 	}
 	if (tcpinfo_sysctl("net.ipv4.tcp_allowed_congestion_control", allowed, sizeof allowed) != 0)
 		snprintf(allowed, sizeof allowed, "unknown");
-	snprintf(err, errlen,
-	         "--congestion %s: not allowed without CAP_NET_ADMIN "
-	         "(net.ipv4.tcp_allowed_congestion_control: %s)",
-	         name, allowed);
+	failure_set(fail, EXIT_RUNTIME,
+	            "--congestion %s: not allowed without CAP_NET_ADMIN "
+	            "(net.ipv4.tcp_allowed_congestion_control: %s)",
+	            name, allowed);
 	return -1;
 }
 
@@ -102,20 +103,20 @@ static int sock_set_congestion(int fd, const char *name, char *err, size_t errle
  * handshake, and an accepted socket inherits the listener's congestion control,
  * so they must be in place before connect() or listen(). Returns the fd or -1.
  */
-int sock_open(const struct config *cfg, int family, char *err, size_t errlen)
+int sock_open(const struct config *cfg, int family, struct failure *fail)
 {
 	const struct transport *t = cfg->transport;
 	int fd = socket(family, t->socktype, t->protocol);
 
 	if (fd < 0) {
-		snprintf(err, errlen, "socket: %s", strerror(errno));
+		failure_set(fail, EXIT_RUNTIME, "socket: %s", strerror(errno));
 		return -1;
 	}
 	fcntl(fd, F_SETFD, FD_CLOEXEC);
-	if (sock_set_buffer(fd, &sockbuf_snd, cfg->sndbuf, cfg->sndbuf != 0, err, errlen) < 0 ||
+	if (sock_set_buffer(fd, &sockbuf_snd, cfg->sndbuf, cfg->sndbuf != 0, fail) < 0 ||
 	    sock_set_buffer(fd, &sockbuf_rcv, cfg->rcvbuf ? cfg->rcvbuf : t->default_rcvbuf,
-	                    cfg->rcvbuf != 0, err, errlen) < 0 ||
-	    sock_set_congestion(fd, cfg->congestion, err, errlen) < 0) {
+	                    cfg->rcvbuf != 0, fail) < 0 ||
+	    sock_set_congestion(fd, cfg->congestion, fail) < 0) {
 		close(fd);
 		return -1;
 	}

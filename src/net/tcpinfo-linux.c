@@ -108,9 +108,9 @@ int tcpinfo_sysctl(const char *name, char *out, size_t len)
  * --congestion NAME, while parsing: try it on a scratch TCP socket, so that an unknown name is a
  * usage error (the kernel loads a known module itself, given CAP_NET_ADMIN). A name the kernel
  * has but does not allow this user (EPERM) passes here and fails at the real setsockopt, as a
- * run-time error. Returns 0, or EXIT_USAGE with the reason in err.
+ * run-time error. Returns 0, or EXIT_USAGE with the reason in fail.
  */
-int tcpinfo_congestion_check(const char *name, char *err, size_t errlen)
+int tcpinfo_congestion_check(const char *name, struct failure *fail)
 {
 	char available[256];
 	int fd = socket(AF_INET, SOCK_STREAM, IPPROTO_TCP), why = 0;
@@ -129,11 +129,10 @@ int tcpinfo_congestion_check(const char *name, char *err, size_t errlen)
 	if (why == 0 || why == EPERM)
 		return 0;
 	if (why != ENOENT)
-		return log_format(err, errlen, EXIT_USAGE, "--congestion %s: %s", name,
-		                  strerror(why));
+		return failure_set(fail, EXIT_USAGE, "--congestion %s: %s", name, strerror(why));
 	if (tcpinfo_sysctl("net.ipv4.tcp_available_congestion_control", available,
 	                   sizeof available) != 0)
 		snprintf(available, sizeof available, "unknown");
-	return log_format(err, errlen, EXIT_USAGE,
-	                  "--congestion %s: unknown algorithm (available: %s)", name, available);
+	return failure_set(fail, EXIT_USAGE, "--congestion %s: unknown algorithm (available: %s)",
+	                   name, available);
 }

@@ -25,12 +25,12 @@ int tcpinfo_set_congestion(int fd, const char *name)
 	return -1;
 }
 
-int tcpinfo_congestion_check(const char *name, char *err, size_t errlen)
+int tcpinfo_congestion_check(const char *name, struct failure *fail)
 {
-	return log_format(err, errlen, EXIT_USAGE,
-	                  "--congestion %s: this build cannot choose the congestion control "
-	                  "(no TCP_CONGESTION)",
-	                  name);
+	return failure_set(fail, EXIT_USAGE,
+	                   "--congestion %s: this build cannot choose the congestion control "
+	                   "(no TCP_CONGESTION)",
+	                   name);
 }
 
 int tcpinfo_sysctl(const char *name, char *out, size_t len)

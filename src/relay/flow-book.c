@@ -62,7 +62,10 @@ int flow_write_failed(struct flow *f, size_t len)
 	return -1;
 }
 
-/* A failure with a reason of its own (a protocol's): the session ends with status. -1. */
+/*
+ * A failure with a reason of its own (a protocol's): the session ends with
+ * status. -1 with errno EPROTO, which no syscall's "try again" is taken for.
+ */
 int flow_fail(struct flow *f, int status, const char *fmt, ...)
 {
 	va_list ap;
@@ -71,6 +74,7 @@ int flow_fail(struct flow *f, int status, const char *fmt, ...)
 	failure_vset(&f->failure, status, fmt, ap);
 	va_end(ap);
 	flow_failed(f, f->kind == FLOW_SEND, EPROTO);
+	errno = EPROTO;
 	return -1;
 }
 

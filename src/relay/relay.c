@@ -41,22 +41,6 @@ struct relay {
 	int saved_flags[2];   /* stdin/stdout file status flags to restore */
 };
 
-/*
- * The session ends with status and the reason; the first failure is the one
- * reported, later ones are its consequences. Returns the status kept.
- */
-int relay_fail(struct relay *r, int status, const char *fmt, ...)
-{
-	if (r->s->exit_status == EXIT_OK) {
-		va_list ap;
-
-		va_start(ap, fmt);
-		r->s->exit_status = log_vformat(r->s->error, sizeof r->s->error, status, fmt, ap);
-		va_end(ap);
-	}
-	return r->s->exit_status;
-}
-
 /* What a socket error says about the transfer, as an exit status. */
 static int socket_error_status(int err)
 {
@@ -80,21 +64,22 @@ static void relay_flow_failed(struct relay *r, const struct flow *f)
 	/* a failure with a reason of its own is no lost connection's errno */
 	r->s->lost_errno = f->failure.status != EXIT_OK ? 0 : f->err;
 	if (f->failure.status != EXIT_OK)
-		relay_fail(r, f->failure.status, "%s", f->failure.why);
+		failure_set(&r->s->failure, f->failure.status, "%s", f->failure.why);
 	else if (f->kind == FLOW_SEND && !f->err_on_write)
-		relay_fail(r, EXIT_RUNTIME, "read stdin: %s", why);
+		failure_set(&r->s->failure, EXIT_RUNTIME, "read stdin: %s", why);
 	else if (f->kind == FLOW_SEND && f->err == EMSGSIZE)
-		relay_fail(r, EXIT_RUNTIME,
-		           "send to %s: a datagram of %zu bytes is too large for %s (%s); "
-		           "lower -B or --dgram-size",
-		           peer, f->failed_write_len, r->s->cfg->transport->name, why);
+		failure_set(&r->s->failure, EXIT_RUNTIME,
+		            "send to %s: a datagram of %zu bytes is too large for %s (%s); "
+		            "lower -B or --dgram-size",
+		            peer, f->failed_write_len, r->s->cfg->transport->name, why);
 	else if (f->kind == FLOW_SEND)
-		relay_fail(r, status, "send to %s: %s (%zu bytes read from stdin not sent)", peer,
-		           why, flow_unsent(f));
+		failure_set(&r->s->failure, status,
+		            "send to %s: %s (%zu bytes read from stdin not sent)", peer, why,
+		            flow_unsent(f));
 	else if (!f->err_on_write)
-		relay_fail(r, status, "receive from %s: %s", peer, why);
+		failure_set(&r->s->failure, status, "receive from %s: %s", peer, why);
 	else
-		relay_fail(r, EXIT_WRITE, "write stdout: %s", why);
+		failure_set(&r->s->failure, EXIT_WRITE, "write stdout: %s", why);
 }
 
 /* The earlier of two monotonic deadlines, -1 being none. */
@@ -176,8 +161,8 @@ static int relay_done(struct relay *r, double now)
 		return 1;
 	}
 	if (cfg->timeout_ms >= 0 && now - r->last_activity >= (double)cfg->timeout_ms / 1000) {
-		relay_fail(r, EXIT_TIMEOUT, "idle for %.3g s (-w), giving up",
-		           (double)cfg->timeout_ms / 1000);
+		failure_set(&r->s->failure, EXIT_TIMEOUT, "idle for %.3g s (-w), giving up",
+		            (double)cfg->timeout_ms / 1000);
 		return 1;
 	}
 	return 0;
@@ -246,7 +231,7 @@ static int relay_setup(struct relay *r, const struct relay_setup *rs)
 	              &s->sent) != 0 ||
 	    flow_init(&r->flows[FLOW_RECEIVE], FLOW_RECEIVE, cfg, &rs->flows[FLOW_RECEIVE], rs->out,
 	              sock, &s->received) != 0) {
-		relay_fail(r, EXIT_RUNTIME, "cannot allocate the relay buffers");
+		failure_set(&r->s->failure, EXIT_RUNTIME, "cannot allocate the relay buffers");
 		return -1;
 	}
 	/* -d: no stdin, but a feature's hello and end may still go out */
@@ -304,7 +289,7 @@ static int relay_agents_turn(struct relay *r, double now)
 		const struct relay_agent *a = &r->agents[i];
 
 		if (a->turn != NULL && a->turn(a->ctx, r, now) != 0)
-			return -1; /* it said why (relay_fail) */
+			return -1; /* it said why in the session's failure */
 	}
 	return 0;
 }
@@ -347,7 +332,7 @@ static int relay_wait(struct relay *r, int busy, double now)
 		return 0;
 	timeout = busy ? 0 : relay_poll_timeout(r, now, flow_wait);
 	if (poll(p.fds, p.n, timeout) < 0 && errno != EINTR) {
-		relay_fail(r, EXIT_RUNTIME, "poll: %s", strerror(errno));
+		failure_set(&r->s->failure, EXIT_RUNTIME, "poll: %s", strerror(errno));
 		return -1;
 	}
 	for (int i = 0; i < 2; i++)
@@ -358,7 +343,7 @@ static int relay_wait(struct relay *r, int busy, double now)
 
 		if (a->poll_result != NULL &&
 		    a->poll_result(a->ctx, r, p.fds + p.first[2 + i], p.count[2 + i], now) != 0)
-			return -1; /* it said why (relay_fail) */
+			return -1; /* it said why in the session's failure */
 	}
 	return 0;
 }
@@ -370,7 +355,7 @@ static int relay_turn(struct relay *r)
 	int busy;
 
 	if (signal_stop) {
-		relay_fail(r, EXIT_RUNTIME, "interrupted by %s", signals_stop_name());
+		failure_set(&r->s->failure, EXIT_RUNTIME, "interrupted by %s", signals_stop_name());
 		return 0;
 	}
 	busy = relay_pump_all(r);

@@ -110,7 +110,7 @@ struct flow_setup {
  * ctx is the first argument of each, and now (monotonic seconds) the last. In each
  * turn the relay calls turn (after the flows moved), then, while the session goes on, idle,
  * poll_events and due, polls, and calls poll_result with the agent's own slots. turn and
- * poll_result return 0, or non-zero to end the session (the reason set with relay_fail).
+ * poll_result return 0, or non-zero to end the session (the reason in the session's failure).
  */
 struct relay_agent {
 	void *ctx;
@@ -150,7 +150,6 @@ const struct flow *relay_flow_const(const struct relay *, enum flow_kind);
 struct session *relay_session(const struct relay *);
 double relay_idle_since(const struct relay *);
 void relay_heard(struct relay *, double);
-int relay_fail(struct relay *, int, const char *, ...) __attribute__((format(printf, 3, 4)));
 
 /* zerocopy-linux.c or zerocopy-none.c, chosen by configure (the rest is in flow.h) */
 int zerocopy_available(void);

@@ -138,8 +138,8 @@ void report_print_json(const struct session *s, int final, int sndbuf, int rcvbu
 	          cfg->seq, now);
 	report_json_string(local, sizeof local, s->ep->local);
 	report_json_string(peer, sizeof peer, s->ep->peer);
-	if (s->error[0] != '\0')
-		report_json_string(error, sizeof error, s->error);
+	if (s->failure.why[0] != '\0')
+		report_json_string(error, sizeof error, s->failure.why);
 	else
 		snprintf(error, sizeof error, "null");
 	/* only a tcp session has the key: scripts tell "not tcp" from "the kernel did not say" */
@@ -174,6 +174,6 @@ void report_print_json(const struct session *s, int final, int sndbuf, int rcvbu
 	    !cfg->verify          ? "null"
 	    : s->verdict.verified ? "true"
 	                          : "false",
-	    s->exit_status, error);
+	    s->failure.status, error);
 	free(streams);
 }

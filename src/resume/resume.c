@@ -37,20 +37,6 @@ static double patience(const struct config *cfg)
 	return cfg->timeout_ms >= 0 ? (double)cfg->timeout_ms / 1000 : HANDSHAKE_PATIENCE;
 }
 
-static int resume_fail(struct session *s, int status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-/* The session ends before the relay: the status and the reason go into s. */
-static int resume_fail(struct session *s, int status, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	s->exit_status = log_vformat(s->error, sizeof s->error, status, fmt, ap);
-	va_end(ap);
-	return s->exit_status;
-}
-
 /* A sender whose opening has a join after its hello: --retry's. */
 static int joins(const struct resume_join *join)
 {
@@ -77,29 +63,31 @@ static int read_hello(struct session *s, unsigned char *buf, size_t len, const c
 	if (got == len && seen == 1)
 		return 0;
 	if (got > 0 && seen < 0)
-		return resume_fail(s, EXIT_CONNECT,
+		return failure_set(&s->failure, EXIT_CONNECT,
 		                   "--resume: %s is not a fastcat --resume %s: it sent other data "
 		                   "first (give %s at the other end)",
 		                   peer, role, need);
 	if (errno == EINTR)
-		return resume_fail(s, EXIT_RUNTIME, "interrupted by %s", signals_stop_name());
+		return failure_set(&s->failure, EXIT_RUNTIME, "interrupted by %s",
+		                   signals_stop_name());
 	if (got >= RESUME_HELLO_BYTES)
-		return resume_fail(s, EXIT_PEER,
+		return failure_set(&s->failure, EXIT_PEER,
 		                   "--resume: %s stopped in the middle of its offer%s%s", peer,
 		                   errno ? ": " : "", errno ? strerror(errno) : "");
 	/* a plain fastcat that saw our hello first refuses with a reset */
 	if (errno == 0 || errno == ECONNRESET)
-		return resume_fail(s, EXIT_CONNECT,
+		return failure_set(&s->failure, EXIT_CONNECT,
 		                   "--resume: %s is not a fastcat --resume %s: it %s without the "
 		                   "resume hello (give %s at the other end)",
 		                   peer, role, errno ? "reset the connection" : "ended its side",
 		                   need);
 	if (errno == ETIMEDOUT)
-		return resume_fail(s, EXIT_CONNECT,
+		return failure_set(&s->failure, EXIT_CONNECT,
 		                   "--resume: %s is not a fastcat --resume %s: no resume hello in "
 		                   "%g s (give %s at the other end)",
 		                   peer, role, secs, need);
-	return resume_fail(s, EXIT_PEER, "--resume: receive from %s: %s", peer, strerror(errno));
+	return failure_set(&s->failure, EXIT_PEER, "--resume: receive from %s: %s", peer,
+	                   strerror(errno));
 }
 
 /* Send all of buf within the patience. 0, or the status with the reason. */
@@ -108,8 +96,9 @@ static int send_all(struct session *s, unsigned char *buf, size_t len)
 	if (handshake_move(s->ep->fd, buf, len, 1, clock_now() + patience(s->cfg)) == len)
 		return 0;
 	if (errno == EINTR)
-		return resume_fail(s, EXIT_RUNTIME, "interrupted by %s", signals_stop_name());
-	return resume_fail(s, errno == ETIMEDOUT ? EXIT_TIMEOUT : EXIT_PEER,
+		return failure_set(&s->failure, EXIT_RUNTIME, "interrupted by %s",
+		                   signals_stop_name());
+	return failure_set(&s->failure, errno == ETIMEDOUT ? EXIT_TIMEOUT : EXIT_PEER,
 	                   "--resume: send to %s: %s", s->ep->peer,
 	                   strerror(errno ? errno : EPIPE));
 }
@@ -143,20 +132,21 @@ static int read_back(struct session *s, const struct stat *st, struct resume_sca
 	int fd = open_readback(st), rc;
 
 	if (fd < 0)
-		return resume_fail(
-		    s, EXIT_RUNTIME,
+		return failure_set(
+		    &s->failure, EXIT_RUNTIME,
 		    "--resume: cannot read stdout's file back to check its end (%s); "
 		    "give it as 1<> FILE",
 		    strerror(errno));
 	rc = resume_scan_file(sc, fd, 0);
 	close(fd);
 	if (rc != 0 && errno == EINTR)
-		return resume_fail(s, EXIT_RUNTIME, "interrupted by %s", signals_stop_name());
+		return failure_set(&s->failure, EXIT_RUNTIME, "interrupted by %s",
+		                   signals_stop_name());
 	if (rc != 0)
-		return resume_fail(s, EXIT_RUNTIME, "--resume: read stdout's file back: %s",
-		                   strerror(errno));
+		return failure_set(&s->failure, EXIT_RUNTIME,
+		                   "--resume: read stdout's file back: %s", strerror(errno));
 	if (sc->done < sc->length)
-		return resume_fail(s, EXIT_RUNTIME,
+		return failure_set(&s->failure, EXIT_RUNTIME,
 		                   "--resume: stdout's file shrank while it was read back");
 	return 0;
 }
@@ -172,7 +162,7 @@ static int receiver_offer(struct session *s, struct resume_offer *o, struct resu
 	int rc;
 
 	if (fstat(STDOUT_FILENO, &st) != 0 || !S_ISREG(st.st_mode))
-		return resume_fail(s, EXIT_USAGE,
+		return failure_set(&s->failure, EXIT_USAGE,
 		                   "--resume needs stdout to be a regular file (use >> FILE)");
 	o->flags =
 	    s->listener != NULL && listener_busy_seconds(s->listener) > 0 ? RESUME_OFFER_BUSY : 0;
@@ -192,21 +182,21 @@ static int receiver_start(struct session *s, const struct resume_answer *a,
 	s->resume.total = a->total;
 	s->close_plainly = a->verdict != RESUME_GO; /* the sender closes after its answer */
 	if (a->verdict == RESUME_SHORT)
-		return resume_fail(
-		    s, EXIT_VERIFY,
+		return failure_set(
+		    &s->failure, EXIT_VERIFY,
 		    "--resume: the sender's stdin has only %llu bytes, fewer than "
 		    "this file's %llu: the file is not a prefix of it (left as it was)",
 		    (unsigned long long)a->total, (unsigned long long)a->length);
 	if (a->verdict == RESUME_DIFFERS)
-		return resume_fail(
-		    s, EXIT_VERIFY,
+		return failure_set(
+		    &s->failure, EXIT_VERIFY,
 		    "--resume: this file (%llu bytes) is not a prefix of the sender's "
 		    "stdin: its last %llu bytes differ (left as it was)",
 		    (unsigned long long)a->length,
 		    (unsigned long long)(sc->length - sc->window_from));
 	/* >> FILE writes at the end anyway; 1<> FILE writes at its position, which is here */
 	if (lseek(STDOUT_FILENO, (off_t)a->length, SEEK_SET) < 0)
-		return resume_fail(s, EXIT_RUNTIME, "--resume: seek stdout to %llu: %s",
+		return failure_set(&s->failure, EXIT_RUNTIME, "--resume: seek stdout to %llu: %s",
 		                   (unsigned long long)a->length, strerror(errno));
 	s->resume.on = 1;
 	if (s->cfg->verify) {
@@ -263,14 +253,15 @@ static int resume_receive(struct session *s, const struct resume_join *join)
 	if (got == 4)
 		got += read_answer(s, answer + 4, sizeof answer - 4);
 	if (got < sizeof answer && errno == EINTR)
-		return resume_fail(s, EXIT_RUNTIME, "interrupted by %s", signals_stop_name());
+		return failure_set(&s->failure, EXIT_RUNTIME, "interrupted by %s",
+		                   signals_stop_name());
 	if (got < sizeof answer)
-		return resume_fail(s, errno == ETIMEDOUT ? EXIT_TIMEOUT : EXIT_PEER,
+		return failure_set(&s->failure, errno == ETIMEDOUT ? EXIT_TIMEOUT : EXIT_PEER,
 		                   "--resume: %s did not answer the offer%s%s (the file is left as "
 		                   "it was)",
 		                   s->ep->peer, errno ? ": " : "", errno ? strerror(errno) : "");
 	if (resume_answer_decode(answer, &a) != 0 || a.length != o.length)
-		return resume_fail(s, EXIT_CONNECT,
+		return failure_set(&s->failure, EXIT_CONNECT,
 		                   "--resume: %s sent an answer this fastcat does not know",
 		                   s->ep->peer);
 	return receiver_start(s, &a, &sc);
@@ -316,9 +307,10 @@ static int sender_check(struct session *s, const struct resume_join *join,
 		s->resume.skipped = sc->done;
 	}
 	if (rc != 0 && errno == EINTR)
-		return resume_fail(s, EXIT_RUNTIME, "interrupted by %s", signals_stop_name());
+		return failure_set(&s->failure, EXIT_RUNTIME, "interrupted by %s",
+		                   signals_stop_name());
 	if (rc != 0)
-		return resume_fail(s, EXIT_RUNTIME, "read stdin: %s", strerror(errno));
+		return failure_set(&s->failure, EXIT_RUNTIME, "read stdin: %s", strerror(errno));
 	if (sc->done < o->length) {
 		a->verdict = RESUME_SHORT;
 		a->total = sc->done;
@@ -327,7 +319,8 @@ static int sender_check(struct session *s, const struct resume_join *join,
 	a->verdict = digest_final(&sc->window) == o->digest ? RESUME_GO : RESUME_DIFFERS;
 	if (a->verdict == RESUME_GO && at >= 0 &&
 	    lseek(STDIN_FILENO, at + (off_t)o->length, SEEK_SET) < 0)
-		return resume_fail(s, EXIT_RUNTIME, "--resume: seek stdin: %s", strerror(errno));
+		return failure_set(&s->failure, EXIT_RUNTIME, "--resume: seek stdin: %s",
+		                   strerror(errno));
 	if (a->total != RESUME_UNKNOWN && a->total < o->length)
 		a->total = RESUME_UNKNOWN; /* a --size smaller than what the pipe gave */
 	return 0;
@@ -341,12 +334,12 @@ static int sender_start(struct session *s, const struct resume_offer *o,
 	s->resume.total = a->total;
 	s->close_plainly = a->verdict != RESUME_GO; /* the receiver must read our answer */
 	if (a->verdict == RESUME_SHORT)
-		return resume_fail(s, EXIT_VERIFY,
+		return failure_set(&s->failure, EXIT_VERIFY,
 		                   "--resume: stdin has only %llu bytes, fewer than the receiver's "
 		                   "file (%llu): that file is not a prefix of it; nothing sent",
 		                   (unsigned long long)a->total, (unsigned long long)o->length);
 	if (a->verdict == RESUME_DIFFERS)
-		return resume_fail(s, EXIT_VERIFY,
+		return failure_set(&s->failure, EXIT_VERIFY,
 		                   "--resume: the receiver's file (%llu bytes) is not a prefix of "
 		                   "stdin: its last %u bytes differ; nothing sent",
 		                   (unsigned long long)o->length, (unsigned)o->window);
@@ -372,11 +365,11 @@ static int resume_send(struct session *s, const struct resume_join *join)
 	if (rc != 0)
 		return rc;
 	if (resume_offer_decode(msg + RESUME_HELLO_BYTES, &o) != 0)
-		return resume_fail(s, EXIT_CONNECT,
+		return failure_set(&s->failure, EXIT_CONNECT,
 		                   "--resume: %s sent an offer this fastcat does not know",
 		                   s->ep->peer);
 	if ((o.flags & RESUME_OFFER_BUSY) && !joins(join))
-		return resume_fail(s, EXIT_CONNECT,
+		return failure_set(&s->failure, EXIT_CONNECT,
 		                   "--resume: %s holds a lost --retry session for its sender, and "
 		                   "refuses others meanwhile; try again later",
 		                   s->ep->peer);
@@ -398,7 +391,7 @@ static int resume_send(struct session *s, const struct resume_join *join)
  * --resume, on a connection just made: the listener receives into the file
  * on its stdout, the other end sends its stdin; join, or NULL: what another
  * feature (--retry) adds after the hellos. 0 when the relay may start
- * (s->resume says where), or the exit status with s->error.
+ * (s->resume says where), or the exit status with s->failure.
  */
 int resume_start(struct session *s, const struct resume_join *join)
 {

@@ -185,10 +185,10 @@ static int agent_turn(void *ctx, struct relay *r, double now)
 	uint64_t written = s->resume.offset + s->received.bytes;
 
 	if (rt->newcomer)
-		return relay_fail(r, EXIT_PEER,
-		                  "--retry: nothing from %s for %g s, and a new connection is "
-		                  "waiting: taken for the sender's retry",
-		                  s->ep->peer, RETRY_STALE);
+		return failure_set(&relay_session(r)->failure, EXIT_PEER,
+		                   "--retry: nothing from %s for %g s, and a new connection is "
+		                   "waiting: taken for the sender's retry",
+		                   s->ep->peer, RETRY_STALE);
 	if (!relay_flow(r, FLOW_RECEIVE)->running) {
 		/* the sender's EOF came: what is on its way, then the end, waited for */
 		if (rt->out_left > 0)

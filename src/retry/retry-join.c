@@ -20,38 +20,26 @@
 /* Seconds a join and its ack may take: a receiver that took the offer answers at once. */
 #define JOIN_PATIENCE 5.0
 
-static int join_fail(struct session *s, int status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int join_fail(struct session *s, int status, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	s->exit_status = log_vformat(s->error, sizeof s->error, status, fmt, ap);
-	va_end(ap);
-	return s->exit_status;
-}
-
 /* The sender's reading of the ack: busy, unknown, or a pipe's session the receiver forgot. */
 static int sender_take_ack(struct retry *rt, struct session *s, const struct retry_ack *a)
 {
 	rt->status = (int)a->status;
 	if (a->status == RETRY_BUSY) {
 		s->close_plainly = 1;
-		return join_fail(s, EXIT_CONNECT,
-		                 "--retry: %s holds another sender's session (for up to %u s "
-		                 "more); it refuses others meanwhile",
-		                 s->ep->peer, (unsigned)a->busy);
+		return failure_set(&s->failure, EXIT_CONNECT,
+		                   "--retry: %s holds another sender's session (for up to %u s "
+		                   "more); it refuses others meanwhile",
+		                   s->ep->peer, (unsigned)a->busy);
 	}
 	if (a->status == RETRY_NEW && rt->joined && rt->ring != NULL) {
 		s->close_plainly = 1;
 		rt->fatal = 1;
-		return join_fail(s, EXIT_PEER,
-		                 "--retry: %s no longer holds this session (restarted, or its hold "
-		                 "ran out): the pipe's bytes it confirmed are gone, so its file "
-		                 "cannot be checked; nothing sent",
-		                 s->ep->peer);
+		return failure_set(
+		    &s->failure, EXIT_PEER,
+		    "--retry: %s no longer holds this session (restarted, or its hold "
+		    "ran out): the pipe's bytes it confirmed are gone, so its file "
+		    "cannot be checked; nothing sent",
+		    s->ep->peer);
 	}
 	if (!a->keeps && !rt->joined)
 		log_warn("--retry: %s does not keep listening: a lost connection cannot be "
@@ -75,22 +63,24 @@ int retry_join_send(void *ctx, struct session *s)
 	retry_join_encode(msg, &j);
 	if (handshake_move(s->ep->fd, msg, sizeof msg, 1, clock_now() + JOIN_PATIENCE) !=
 	    sizeof msg)
-		return join_fail(s, EXIT_PEER, "--retry: send to %s: %s", s->ep->peer,
-		                 strerror(errno ? errno : EPIPE));
+		return failure_set(&s->failure, EXIT_PEER, "--retry: send to %s: %s", s->ep->peer,
+		                   strerror(errno ? errno : EPIPE));
 	got = handshake_move(s->ep->fd, ack, sizeof ack, 0, clock_now() + JOIN_PATIENCE);
 	if (got < sizeof ack && errno == EINTR)
-		return join_fail(s, EXIT_RUNTIME, "interrupted by %s", signals_stop_name());
+		return failure_set(&s->failure, EXIT_RUNTIME, "interrupted by %s",
+		                   signals_stop_name());
 	if (got < sizeof ack)
-		return join_fail(s, EXIT_CONNECT,
-		                 "--retry: %s did not take the session (%s): it needs a fastcat "
-		                 "that knows --retry, with -l -k --resume",
-		                 s->ep->peer,
-		                 errno == 0           ? "it closed"
-		                 : errno == ETIMEDOUT ? "no answer"
-		                                      : strerror(errno));
+		return failure_set(&s->failure, EXIT_CONNECT,
+		                   "--retry: %s did not take the session (%s): it needs a fastcat "
+		                   "that knows --retry, with -l -k --resume",
+		                   s->ep->peer,
+		                   errno == 0           ? "it closed"
+		                   : errno == ETIMEDOUT ? "no answer"
+		                                        : strerror(errno));
 	if (retry_ack_decode(ack, &a) != 0)
-		return join_fail(s, EXIT_CONNECT,
-		                 "--retry: %s sent an ack this fastcat does not know", s->ep->peer);
+		return failure_set(&s->failure, EXIT_CONNECT,
+		                   "--retry: %s sent an ack this fastcat does not know",
+		                   s->ep->peer);
 	return sender_take_ack(rt, s, &a);
 }
 
@@ -111,25 +101,26 @@ int retry_join_receive(void *slot, struct session *s, const unsigned char *msg)
 	uint64_t held;
 
 	if (retry_join_decode(msg, &j) != 0)
-		return join_fail(s, EXIT_CONNECT,
-		                 "--retry: %s sent a join this fastcat does not know", s->ep->peer);
+		return failure_set(&s->failure, EXIT_CONNECT,
+		                   "--retry: %s sent a join this fastcat does not know",
+		                   s->ep->peer);
 	held = l != NULL ? l->held : 0;
 	a.status = busy == 0 ? RETRY_NEW : j.id == held ? RETRY_RESUMED : RETRY_BUSY;
 	a.busy = a.status == RETRY_BUSY ? busy : 0;
 	retry_ack_encode(ack, &a);
 	if (handshake_move(s->ep->fd, ack, sizeof ack, 1, clock_now() + JOIN_PATIENCE) !=
 	    sizeof ack)
-		return join_fail(s, EXIT_PEER, "--retry: send to %s: %s", s->ep->peer,
-		                 strerror(errno ? errno : EPIPE));
+		return failure_set(&s->failure, EXIT_PEER, "--retry: send to %s: %s", s->ep->peer,
+		                   strerror(errno ? errno : EPIPE));
 	if (a.status == RETRY_BUSY) {
 		s->close_plainly = 1;
-		return join_fail(s, EXIT_CONNECT,
-		                 "--retry: refused %s: another sender's session is held for its "
-		                 "retry (up to %u s more)",
-		                 s->ep->peer, (unsigned)busy);
+		return failure_set(&s->failure, EXIT_CONNECT,
+		                   "--retry: refused %s: another sender's session is held for its "
+		                   "retry (up to %u s more)",
+		                   s->ep->peer, (unsigned)busy);
 	}
 	if ((rt = calloc(1, sizeof *rt)) == NULL)
-		return join_fail(s, EXIT_RUNTIME, "--retry: out of memory");
+		return failure_set(&s->failure, EXIT_RUNTIME, "--retry: out of memory");
 	rt->cfg = s->cfg;
 	rt->id = j.id;
 	rt->hold = j.hold;
@@ -171,14 +162,14 @@ int retry_join_rewind(void *ctx, struct session *s, uint64_t length)
 	s->close_plainly = 1;
 	rt->fatal = 1;
 	if (length > r->filled)
-		return join_fail(s, EXIT_PEER,
-		                 "--retry: the receiver's file (%llu bytes) is longer than what "
-		                 "was sent (%llu); nothing sent",
-		                 (unsigned long long)length, (unsigned long long)r->filled);
-	return join_fail(s, EXIT_PEER,
-	                 "--retry: the receiver's file ends at %llu, before the oldest byte the "
-	                 "replay buffer holds (%llu): those bytes are gone; nothing sent",
-	                 (unsigned long long)length, (unsigned long long)r->kept);
+		return failure_set(&s->failure, EXIT_PEER,
+		                   "--retry: the receiver's file (%llu bytes) is longer than what "
+		                   "was sent (%llu); nothing sent",
+		                   (unsigned long long)length, (unsigned long long)r->filled);
+	return failure_set(&s->failure, EXIT_PEER,
+	                   "--retry: the receiver's file ends at %llu, before the oldest byte the "
+	                   "replay buffer holds (%llu): those bytes are gone; nothing sent",
+	                   (unsigned long long)length, (unsigned long long)r->kept);
 }
 
 /*
@@ -194,7 +185,7 @@ void retry_end(struct retry *rt, const struct session *s)
 		return;
 	/* a new session that failed before any data is nobody's to come back to */
 	if (l != NULL &&
-	    (s->exit_status == EXIT_OK || (!s->resume.on && rt->status == RETRY_NEW))) {
+	    (s->failure.status == EXIT_OK || (!s->resume.on && rt->status == RETRY_NEW))) {
 		l->held = 0;
 	} else if (l != NULL) {
 		l->held_until = clock_now() + rt->hold;

@@ -102,13 +102,11 @@ void retry_opened(struct retry *rt, const struct session *s)
  */
 int retry_settle(const struct retry *rt, struct session *s, uint64_t end)
 {
-	if (s->exit_status != EXIT_OK)
-		return s->exit_status;
-	if (s->sent.finished != 0 && rt->confirmed >= end)
-		return EXIT_OK;
-	return s->exit_status = log_format(s->error, sizeof s->error, EXIT_PEER,
-	                                   "%s closed before it confirmed the end (%llu bytes)",
-	                                   s->ep->peer, (unsigned long long)end);
+	if (s->failure.status != EXIT_OK || (s->sent.finished != 0 && rt->confirmed >= end))
+		return s->failure.status;
+	return failure_set(&s->failure, EXIT_PEER,
+	                   "%s closed before it confirmed the end (%llu bytes)", s->ep->peer,
+	                   (unsigned long long)end);
 }
 
 /*
@@ -120,7 +118,7 @@ int retry_settle(const struct retry *rt, struct session *s, uint64_t end)
  */
 static int retriable(const struct session *s, const struct retry *rt, enum session_phase phase)
 {
-	int st = s->exit_status;
+	int st = s->failure.status;
 	int network = st == EXIT_CONNECT || st == EXIT_TIMEOUT || st == EXIT_PEER;
 
 	if (signal_stop || !network || rt->fatal)
@@ -141,10 +139,11 @@ static void retry_tell(const struct session *s, const struct retry *rt, enum ses
 	units_format_bytes(rt->confirmed, at, sizeof at);
 	if (phase == PHASE_RELAY)
 		log_verbose("connection lost after %s (%s); retry %u/%u in %.1f s", at,
-		            s->lost_errno ? strerror(s->lost_errno) : s->error, rt->tries,
+		            s->lost_errno ? strerror(s->lost_errno) : s->failure.why, rt->tries,
 		            s->cfg->retry, wait);
 	else
-		log_verbose("%s; retry %u/%u in %.1f s", s->error, rt->tries, s->cfg->retry, wait);
+		log_verbose("%s; retry %u/%u in %.1f s", s->failure.why, rt->tries, s->cfg->retry,
+		            wait);
 }
 
 /*
@@ -178,26 +177,28 @@ int retry_pause(double secs)
 	return signal_stop ? -1 : 0;
 }
 
-/* The final word on a transfer that failed: why, and what the receiver has. */
+/*
+ * The final word on a transfer that failed: the last connection's failure
+ * told again with why no more were tried, and what the receiver has.
+ */
 void retry_give_up(const struct retry *rt, struct session *s)
 {
-	char why[sizeof s->error];
+	struct failure last = s->failure;
 	const char *advice = "";
 
-	if (s->exit_status == EXIT_OK)
+	if (last.status == EXIT_OK)
 		return;
 	if (rt->phase == PHASE_RELAY && !rt->keeps && retriable(s, rt, PHASE_OPENING))
 		advice = "; not retried: the receiver does not keep listening (give it -l -k "
 		         "--resume)";
-	snprintf(why, sizeof why, "%s", s->error);
-	if (rt->tries >= s->cfg->retry && retriable(s, rt, rt->phase)) {
-		s->exit_status = rt->joined ? EXIT_PEER : EXIT_CONNECT;
-		log_format(s->error, sizeof s->error, s->exit_status,
-		           "gave up after %u retries: %s; the receiver confirmed %llu bytes",
-		           rt->tries, why, (unsigned long long)rt->confirmed);
-	} else if (rt->joined) {
-		log_format(s->error, sizeof s->error, s->exit_status,
-		           "%s%s; the receiver confirmed %llu bytes", why, advice,
-		           (unsigned long long)rt->confirmed);
-	}
+	s->failure.status = EXIT_OK;
+	if (rt->tries >= s->cfg->retry && retriable(s, rt, rt->phase))
+		failure_set(&s->failure, rt->joined ? EXIT_PEER : EXIT_CONNECT,
+		            "gave up after %u retries: %s; the receiver confirmed %llu bytes",
+		            rt->tries, last.why, (unsigned long long)rt->confirmed);
+	else if (rt->joined)
+		failure_set(&s->failure, last.status, "%s%s; the receiver confirmed %llu bytes",
+		            last.why, advice, (unsigned long long)rt->confirmed);
+	else
+		s->failure = last;
 }

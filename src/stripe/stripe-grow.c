@@ -131,14 +131,15 @@ static int agent_poll_result(void *ctx, struct relay *r, const struct pollfd *pf
 		return 0;
 	}
 	if ((n = stripe_growth_step(g, pfd, npfd, joined, CONN_MAX)) < 0)
-		return relay_fail(r, EXIT_RUNTIME, "-P auto: accept on %s: %s",
-		                  relay_session(r)->ep->local, strerror(errno));
+		return failure_set(&relay_session(r)->failure, EXIT_RUNTIME,
+		                   "-P auto: accept on %s: %s", relay_session(r)->ep->local,
+		                   strerror(errno));
 	for (int i = 0; i < n; i++)
 		for (int k = 0; k < 2; k++)
 			if (stripe_attach(relay_flow(r, (enum flow_kind)k), st->flows[k].n) != 0)
-				return relay_fail(r, EXIT_RUNTIME,
-				                  "-P auto: no memory for connection %u",
-				                  st->flows[k].n + 1);
+				return failure_set(&relay_session(r)->failure, EXIT_RUNTIME,
+				                   "-P auto: no memory for connection %u",
+				                   st->flows[k].n + 1);
 	if (n > 0)
 		log_verbose("-P auto: %u connections", sf->n);
 	if (!listen)

@@ -45,14 +45,14 @@ static void dialing_drop(struct stripe_growth *g, size_t i, const char *why)
 /* Start one more connection. 0, or -1 (-v says why) when it could not even start. */
 int stripe_growth_dial(struct stripe_growth *g)
 {
-	char err[256];
+	struct failure why = {EXIT_OK, ""};
 	struct pending *p;
 	int fd;
 
 	if (g->npending == STRIPE_AUTO_MAX ||
-	    endpoint_connect_start(g->cfg, g->ep, &fd, err, sizeof err) != 0) {
+	    endpoint_connect_start(g->cfg, g->ep, &fd, &why) != 0) {
 		log_verbose("-P auto: no more connections: %s",
-		            g->npending == STRIPE_AUTO_MAX ? "too many on the way" : err);
+		            g->npending == STRIPE_AUTO_MAX ? "too many on the way" : why.why);
 		g->decide.settled = 1;
 		return -1;
 	}
@@ -353,10 +353,10 @@ static int joining_poll(struct stripe_growth *g)
  * announced have joined its session (the session's conns; with -P auto at
  * the sender, until its first has: the rest join during the session,
  * st->growth). Strangers are reset, and the wait for a sender goes on. 0, or
- * an exit status with err.
+ * an exit status with fail.
  */
 int stripe_accept(struct stripe *st, struct session *s, struct listener *l, struct endpoint *ep,
-                  char *err, size_t errlen)
+                  struct failure *fail)
 {
 	const struct config *cfg = s->cfg;
 	struct stripe_growth *g = calloc(1, sizeof *g);
@@ -364,7 +364,7 @@ int stripe_accept(struct stripe *st, struct session *s, struct listener *l, stru
 
 	*st = (struct stripe){.cfg = cfg, .s = s};
 	if (g == NULL)
-		return log_format(err, errlen, EXIT_RUNTIME, "-P: out of memory");
+		return failure_set(fail, EXIT_RUNTIME, "-P: out of memory");
 	*g = (struct stripe_growth){.cfg = cfg, .conns = &s->conns, .l = l};
 	for (unsigned i = 0; i < CONN_MAX; i++)
 		s->conns.fd[i] = -1;
@@ -373,15 +373,15 @@ int stripe_accept(struct stripe *st, struct session *s, struct listener *l, stru
 	ep->fd = -1;
 	while (rc == 0 && !joining_complete(g)) {
 		if (joining_poll(g) != 0)
-			rc = log_format(err, errlen, EXIT_RUNTIME,
-			                signal_stop ? "interrupted by %s" : "accept on %s: %s",
-			                signal_stop ? signals_stop_name() : l->local,
-			                strerror(errno));
+			rc = failure_set(fail, EXIT_RUNTIME,
+			                 signal_stop ? "interrupted by %s" : "accept on %s: %s",
+			                 signal_stop ? signals_stop_name() : l->local,
+			                 strerror(errno));
 		else if (g->count > 0 && clock_now() >= g->progress + stripe_patience(cfg))
-			rc =
-			    log_format(err, errlen, EXIT_PEER,
-			               "-P: the sender announced %u connections, %u joined in %g s",
-			               g->count, g->attached, stripe_patience(cfg));
+			rc = failure_set(
+			    fail, EXIT_PEER,
+			    "-P: the sender announced %u connections, %u joined in %g s", g->count,
+			    g->attached, stripe_patience(cfg));
 	}
 	if (rc == 0) {
 		joining_done(g, ep);

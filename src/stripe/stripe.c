@@ -30,52 +30,48 @@ const struct hello_guard stripe_guard = {STRIPE_HELLO_BYTES, stripe_hello_seen, 
 
 /*
  * The sender's side of one connection: the receiver's hello, then our join.
- * 0, or EXIT_CONNECT with the reason in err (nothing was sent then).
+ * 0, or EXIT_CONNECT with the reason in fail (nothing was sent then).
  */
 static int join_one(const struct config *cfg, int fd, const struct stripe_join *j, const char *peer,
-                    char *err, size_t errlen)
+                    struct failure *fail)
 {
 	unsigned char hello[STRIPE_HELLO_BYTES], join[STRIPE_JOIN_BYTES];
 	double deadline = clock_now() + stripe_patience(cfg);
 	size_t got = handshake_move(fd, hello, sizeof hello, 0, deadline);
+	int status = signal_stop ? EXIT_RUNTIME : EXIT_CONNECT;
 
-	if (got < sizeof hello || stripe_hello_seen(hello, got) != 1) {
-		if (got > 0 && stripe_hello_seen(hello, got) < 0)
-			snprintf(err, errlen,
-			         "-P: %s is not a fastcat -P receiver: it sent other data "
-			         "first (give -l -P at the other end)",
-			         peer);
-		else if (errno == 0)
-			snprintf(err, errlen,
-			         "-P: %s is not a fastcat -P receiver: it ended its side "
-			         "without a stripe hello (give -l -P at the other end)",
-			         peer);
-		else if (errno == ETIMEDOUT)
-			snprintf(err, errlen,
-			         "-P: %s is not a fastcat -P receiver: no stripe hello in "
-			         "%g s (give -l -P at the other end)",
-			         peer, stripe_patience(cfg));
-		else
-			snprintf(err, errlen,
-			         "-P: %s closed the connection before its stripe hello%s%s", peer,
-			         errno ? ": " : "", errno ? strerror(errno) : "");
-		return signal_stop ? EXIT_RUNTIME : EXIT_CONNECT;
-	}
+	if (got > 0 && stripe_hello_seen(hello, got) < 0)
+		return failure_set(fail, status,
+		                   "-P: %s is not a fastcat -P receiver: it sent other data "
+		                   "first (give -l -P at the other end)",
+		                   peer);
+	if (got < sizeof hello && errno == 0)
+		return failure_set(fail, status,
+		                   "-P: %s is not a fastcat -P receiver: it ended its side "
+		                   "without a stripe hello (give -l -P at the other end)",
+		                   peer);
+	if (got < sizeof hello && errno == ETIMEDOUT)
+		return failure_set(fail, status,
+		                   "-P: %s is not a fastcat -P receiver: no stripe hello in "
+		                   "%g s (give -l -P at the other end)",
+		                   peer, stripe_patience(cfg));
+	if (got < sizeof hello)
+		return failure_set(fail, status,
+		                   "-P: %s closed the connection before its stripe hello%s%s", peer,
+		                   errno ? ": " : "", errno ? strerror(errno) : "");
 	/* version 2 (-P --resume) at one end only: nothing more is sent, and each side says why */
-	if (stripe_hello_resumes(hello) != j->resume) {
-		snprintf(err, errlen,
-		         j->resume ? "-P --resume: %s is a fastcat -P receiver without --resume "
-		                     "(give -l -P --resume at the other end)"
-		                   : "-P: %s is a fastcat -l -P --resume receiver (it goes on with "
-		                     "a file it has part of); give --resume at this end",
-		         peer);
-		return EXIT_CONNECT;
-	}
+	if (stripe_hello_resumes(hello) != j->resume)
+		return failure_set(
+		    fail, EXIT_CONNECT,
+		    j->resume ? "-P --resume: %s is a fastcat -P receiver without --resume "
+		                "(give -l -P --resume at the other end)"
+		              : "-P: %s is a fastcat -l -P --resume receiver (it goes on "
+		                "with a file it has part of); give --resume at this end",
+		    peer);
 	stripe_join_encode(join, j);
-	if (handshake_move(fd, join, sizeof join, 1, deadline) < sizeof join) {
-		snprintf(err, errlen, "-P: send to %s: %s", peer, strerror(errno ? errno : EPIPE));
-		return EXIT_CONNECT;
-	}
+	if (handshake_move(fd, join, sizeof join, 1, deadline) < sizeof join)
+		return failure_set(fail, EXIT_CONNECT, "-P: send to %s: %s", peer,
+		                   strerror(errno ? errno : EPIPE));
 	return 0;
 }
 
@@ -83,12 +79,12 @@ static int join_one(const struct config *cfg, int fd, const struct stripe_join *
  * -P N, sending: ep is connected; tie it and N - 1 more connections to the
  * same address into one session (the session's conns), the others
  * connecting all at once once the first has shown a -P receiver. 0, or an
- * exit status with err. A refusal resets the connections, so a plain
+ * exit status with fail. A refusal resets the connections, so a plain
  * fastcat at the other end does not take the empty stream for a finished
  * one.
  */
-int stripe_connect(struct stripe *st, struct session *s, const struct endpoint *ep, char *err,
-                   size_t errlen)
+int stripe_connect(struct stripe *st, struct session *s, const struct endpoint *ep,
+                   struct failure *fail)
 {
 	const struct config *cfg = s->cfg;
 	struct conns *c = &s->conns;
@@ -102,19 +98,19 @@ int stripe_connect(struct stripe *st, struct session *s, const struct endpoint *
 	c->fd[0] = ep->fd;
 	c->n = 1;
 	/* the first one tells a -P receiver from a plain peer before any other connects */
-	rc = join_one(cfg, ep->fd, &j, ep->peer, err, errlen);
+	rc = join_one(cfg, ep->fd, &j, ep->peer, fail);
 	for (unsigned i = 1; rc == 0 && i < n; i++) {
-		rc = endpoint_connect_start(cfg, ep, &c->fd[i], err, errlen);
+		rc = endpoint_connect_start(cfg, ep, &c->fd[i], fail);
 		c->n += rc == 0;
 	}
 	for (unsigned i = 1; rc == 0 && i < n; i++) {
 		j.index = i;
-		rc = endpoint_connect_finish(cfg, ep, c->fd[i], err, errlen);
+		rc = endpoint_connect_finish(cfg, ep, c->fd[i], fail);
 		if (rc == 0)
-			rc = join_one(cfg, c->fd[i], &j, ep->peer, err, errlen);
+			rc = join_one(cfg, c->fd[i], &j, ep->peer, fail);
 	}
 	if (rc == 0 && cfg->parallel_auto && (st->growth = calloc(1, sizeof *st->growth)) == NULL)
-		rc = log_format(err, errlen, EXIT_RUNTIME, "-P auto: out of memory");
+		rc = failure_set(fail, EXIT_RUNTIME, "-P auto: out of memory");
 	if (rc != 0)
 		return rc;
 	if (st->growth != NULL) {

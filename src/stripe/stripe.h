@@ -215,14 +215,14 @@ struct stripe {
 
 /* stripe.c: the sender's opening, the relay's place for the pumps, the close */
 extern const struct hello_guard stripe_guard;
-int stripe_connect(struct stripe *, struct session *, const struct endpoint *, char *, size_t);
+int stripe_connect(struct stripe *, struct session *, const struct endpoint *, struct failure *);
 void stripe_plug(struct stripe *, struct relay_setup *);
 void stripe_close(struct stripe *, int);
 
 /* stripe-join.c: connections on their way into a session */
 double stripe_patience(const struct config *);
-int stripe_accept(struct stripe *, struct session *, struct listener *, struct endpoint *, char *,
-                  size_t);
+int stripe_accept(struct stripe *, struct session *, struct listener *, struct endpoint *,
+                  struct failure *);
 int stripe_growth_poll_events(const struct stripe_growth *, struct pollfd *, int);
 int stripe_growth_step(struct stripe_growth *, const struct pollfd *, int, int *, int);
 double stripe_growth_due(const struct stripe_growth *);

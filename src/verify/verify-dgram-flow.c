@@ -71,7 +71,7 @@ static int dgram_control(struct flow *f, const unsigned char *head, const unsign
 		f->moved = 1; /* the peer is alive: not idle for -w */
 		if (verify_dgram_receive(v, &c, clock_now()) == 0)
 			return 1;
-		return flow_fail(f, EXIT_VERIFY, "%s", v->why);
+		return flow_fail(f, v->failure.status, "%s", v->failure.why);
 	}
 	if (v->hello_seen)
 		return 0;

@@ -87,13 +87,6 @@ static void resend_soon(struct dgverify *d, double now)
 	d->next_resend = now + d->backoff;
 }
 
-/* A protocol failure: why, for the session's message. -1. */
-static int dgram_failed(struct verify *v, const char *why)
-{
-	log_format(v->why, sizeof v->why, 0, "--verify: %s", why);
-	return -1;
-}
-
 /* Two END or VERDICT datagrams of one session must say the same. */
 static int same_counts(const struct ctl *c, uint64_t datagrams, uint64_t bytes, uint64_t digest)
 {
@@ -121,7 +114,8 @@ static int receive_end(struct verify *v, const struct ctl *c, double now)
 	struct verdict *vd = v->vd;
 
 	if (vd->end_seen && !same_counts(c, d->peer_datagrams, vd->peer_bytes, vd->peer_digest))
-		return dgram_failed(v, "the peer sent two different end marks");
+		return failure_set(&v->failure, EXIT_VERIFY,
+		                   "--verify: the peer sent two different end marks");
 	if (!vd->end_seen) {
 		vd->end_seen = 1;
 		d->end_at = now;
@@ -141,7 +135,8 @@ static int receive_verdict(struct verify *v, const struct ctl *c)
 	if (!d->end_sent ||
 	    (vd->verdict_seen &&
 	     !same_counts(c, d->confirmed_datagrams, vd->confirmed_bytes, vd->confirmed_digest)))
-		return dgram_failed(v, "the peer sent a verdict on data we did not end");
+		return failure_set(&v->failure, EXIT_VERIFY,
+		                   "--verify: the peer sent a verdict on data we did not end");
 	vd->verdict_seen = 1;
 	d->confirmed_datagrams = c->datagrams;
 	vd->confirmed_bytes = c->bytes;
@@ -150,7 +145,7 @@ static int receive_verdict(struct verify *v, const struct ctl *c)
 	return 0;
 }
 
-/* A control datagram from the peer. 0, or -1 for a protocol failure (v->why). */
+/* A control datagram from the peer. 0, or the exit status of a protocol failure (v->failure). */
 int verify_dgram_receive(struct verify *v, const struct ctl *c, double now)
 {
 	struct dgverify *d = &v->dg;
@@ -158,8 +153,9 @@ int verify_dgram_receive(struct verify *v, const struct ctl *c, double now)
 	d->last_heard = now;
 	if (c->type == CTL_REFUSE) {
 		d->refused = 1;
-		return dgram_failed(v, "the peer runs without --verify and refused our hello "
-		                       "(give --verify at both ends)");
+		return failure_set(&v->failure, EXIT_VERIFY,
+		                   "--verify: the peer runs without --verify and refused our hello "
+		                   "(give --verify at both ends)");
 	}
 	if (c->type == CTL_HELLO) {
 		receive_hello(v, c, now);
@@ -201,7 +197,8 @@ int verify_dgram_input_done(struct verify *v, struct seqtrack *seq, double now)
 
 /*
  * Once the receiving flow is done, nobody else reads the socket: control
- * datagrams are read here, late data dropped. 0, or -1 (v->why).
+ * datagrams are read here, late data dropped. 0, or the exit status of a
+ * failure (v->failure).
  */
 static int read_control(struct verify *v, double now)
 {
@@ -222,10 +219,11 @@ static int read_control(struct verify *v, double now)
 		if (n <= CTL_MAX) {
 			int rc = verify_ctl_parse(buf, (size_t)n, &c);
 			if (rc < 0)
-				return dgram_failed(v,
-				                    "the peer sent a malformed control datagram");
-			if (rc == 1 && verify_dgram_receive(v, &c, now) < 0)
-				return -1;
+				return failure_set(&v->failure, EXIT_VERIFY,
+				                   "--verify: the peer sent a malformed control "
+				                   "datagram");
+			if (rc == 1 && verify_dgram_receive(v, &c, now) != 0)
+				return v->failure.status;
 		}
 	}
 }
@@ -252,13 +250,11 @@ static int note_unreachable(struct verify *v)
 		return 0;
 	}
 	d->done_seen |= d->verdict_sent; /* nobody is left to say DONE */
-	if (d->end_sent && !v->vd->verdict_seen) {
-		log_format(v->why, sizeof v->why, 0,
-		           "--verify: the peer went away without confirming the %llu bytes "
-		           "sent to it",
-		           (unsigned long long)v->s->sent.bytes);
-		return EXIT_PEER;
-	}
+	if (d->end_sent && !v->vd->verdict_seen)
+		return failure_set(&v->failure, EXIT_PEER,
+		                   "--verify: the peer went away without confirming the %llu bytes "
+		                   "sent to it",
+		                   (unsigned long long)v->s->sent.bytes);
 	return 0;
 }
 
@@ -267,25 +263,20 @@ static int give_up(struct verify *v)
 {
 	struct dgverify *d = &v->dg;
 
-	if (!v->hello_seen && d->never_reached) {
-		log_format(v->why, sizeof v->why, 0,
-		           "--verify: no answer from %s in %g s: its port is unreachable "
-		           "(nothing listening?)",
-		           v->s->ep->peer, d->patience);
-		return EXIT_CONNECT;
-	}
-	if (!v->hello_seen) {
-		log_format(v->why, sizeof v->why, 0,
-		           "--verify: no verify hello from the peer in %g s (is --verify given "
-		           "at both ends?)",
-		           d->patience);
-		return EXIT_VERIFY;
-	}
-	log_format(v->why, sizeof v->why, 0,
-	           "--verify: the peer did not confirm the %llu bytes sent to it (silent "
-	           "for %g s)",
-	           (unsigned long long)v->s->sent.bytes, d->patience);
-	return EXIT_PEER;
+	if (!v->hello_seen && d->never_reached)
+		return failure_set(&v->failure, EXIT_CONNECT,
+		                   "--verify: no answer from %s in %g s: its port is unreachable "
+		                   "(nothing listening?)",
+		                   v->s->ep->peer, d->patience);
+	if (!v->hello_seen)
+		return failure_set(&v->failure, EXIT_VERIFY,
+		                   "--verify: no verify hello from the peer in %g s (is --verify "
+		                   "given at both ends?)",
+		                   d->patience);
+	return failure_set(&v->failure, EXIT_PEER,
+	                   "--verify: the peer did not confirm the %llu bytes sent to it (silent "
+	                   "for %g s)",
+	                   (unsigned long long)v->s->sent.bytes, d->patience);
 }
 
 /* Send again what is still unanswered; a VERDICT only so often. */
@@ -310,15 +301,15 @@ static void resend(struct verify *v, double now)
 /*
  * One round: read control datagrams if the receiving flow no longer does,
  * answer what came, send what is due or overdue, give up on a silent peer.
- * 0, or the exit status of a failure (v->why says why).
+ * 0, or the exit status of a failure (v->failure says why).
  */
 static int exchange(struct verify *v, int receiving, double now)
 {
 	struct dgverify *d = &v->dg;
 	int status;
 
-	if (!receiving && read_control(v, now) < 0)
-		return EXIT_VERIFY;
+	if (!receiving && (status = read_control(v, now)) != 0)
+		return status;
 	if (d->refused)
 		return EXIT_VERIFY;
 	if ((status = note_unreachable(v)) != 0)
@@ -383,7 +374,8 @@ static int agent_turn(void *ctx, struct relay *r, double now)
 	int status = exchange(v, relay_flow(r, FLOW_RECEIVE)->running, now);
 
 	relay_heard(r, v->dg.last_heard);
-	return status == 0 ? 0 : relay_fail(r, status, "%s", v->why);
+	return status == 0 ? 0
+	                   : failure_set(&relay_session(r)->failure, status, "%s", v->failure.why);
 }
 
 static int agent_busy(const void *ctx, const struct relay *r)

@@ -15,12 +15,6 @@
 #include "relay/flow.h"
 #include "verify/verify.h"
 
-/* A --verify protocol failure: the session ends with exit status 6. */
-static int frames_failed(struct flow *f, const char *why)
-{
-	return flow_fail(f, EXIT_VERIFY, "--verify: %s", why);
-}
-
 /* ---------------------------------------------------------------- sending */
 
 /*
@@ -106,8 +100,9 @@ static int frames_trailer(struct flow *f)
 	struct frame fr = {.type = FRAME_END};
 
 	if (v->peer_done && !v->hello_seen)
-		return frames_failed(f, "the peer closed without the verify hello (is --verify "
-		                        "given at both ends?)");
+		return flow_fail(f, EXIT_VERIFY,
+		                 "--verify: the peer closed without the verify hello (is --verify "
+		                 "given at both ends?)");
 	if (iobuf_room(&f->buf) < FRAME_TRAILER)
 		return 0;
 	if (f->src_eof && !v->end_queued) {
@@ -190,7 +185,7 @@ static int frames_header(struct flow *f, const unsigned char *p, size_t len)
 	if (rc < 0 || (fr.type == FRAME_DATA && vd->end_seen) ||
 	    (fr.type == FRAME_END && vd->end_seen) ||
 	    (fr.type == FRAME_VERDICT && vd->verdict_seen))
-		return frames_failed(f, "the peer sent a malformed frame");
+		return flow_fail(f, EXIT_VERIFY, "--verify: the peer sent a malformed frame");
 	iobuf_consumed(&f->buf, (size_t)rc);
 	if (fr.type == FRAME_DATA) {
 		v->in_left = fr.len;
@@ -222,8 +217,9 @@ static int frames_write(struct flow *f, size_t want)
 
 	if (!v->hello_seen) {
 		if (verify_hello(p, len) < 0)
-			return frames_failed(f, "the peer did not open with the verify hello "
-			                        "(is --verify given at both ends?)");
+			return flow_fail(f, EXIT_VERIFY,
+			                 "--verify: the peer did not open with the verify hello "
+			                 "(is --verify given at both ends?)");
 		iobuf_consumed(&f->buf, VERIFY_HELLO_BYTES);
 		v->hello_seen = 1;
 		return 0;

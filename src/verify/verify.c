@@ -60,10 +60,11 @@ void verify_plug_refusal(struct relay_setup *rs)
 static int differs(struct session *s, const char *mine, uint64_t bytes, uint64_t digest,
                    const char *theirs, uint64_t peer_bytes, uint64_t peer_digest)
 {
-	return log_format(s->error, sizeof s->error, EXIT_VERIFY,
-	                  "--verify: %s %llu bytes (xxh64 %016llx) but the %s %llu (xxh64 %016llx)",
-	                  mine, (unsigned long long)bytes, (unsigned long long)digest, theirs,
-	                  (unsigned long long)peer_bytes, (unsigned long long)peer_digest);
+	return failure_set(
+	    &s->failure, EXIT_VERIFY,
+	    "--verify: %s %llu bytes (xxh64 %016llx) but the %s %llu (xxh64 %016llx)", mine,
+	    (unsigned long long)bytes, (unsigned long long)digest, theirs,
+	    (unsigned long long)peer_bytes, (unsigned long long)peer_digest);
 }
 
 /*
@@ -85,34 +86,29 @@ void verify_conclude(struct verify *v, struct session *s)
 	uint64_t got_digest = digest_final(&s->received.digest);
 
 	s->close_plainly |= !v->hello_seen;
-	if (!v->hello_seen && (s->exit_status == EXIT_OK || s->exit_status == EXIT_PEER)) {
-		s->exit_status = log_format(s->error, sizeof s->error, EXIT_VERIFY,
-		                            "--verify: the peer closed without the verify hello "
-		                            "(is --verify given at both ends?)");
-		return;
-	}
-	if (s->exit_status != EXIT_OK)
-		return;
-	if (!vd->end_seen) {
-		s->exit_status =
-		    log_format(s->error, sizeof s->error, EXIT_PEER,
-		               "--verify: the peer's data ended early, without its end mark "
-		               "(%llu bytes received)",
-		               (unsigned long long)got);
-	} else if (vd->peer_bytes != got || vd->peer_digest != got_digest) {
-		s->exit_status = differs(s, "received", got, got_digest, "peer sent",
-		                         vd->peer_bytes, vd->peer_digest);
-	} else if (!vd->verdict_seen) {
-		s->exit_status =
-		    log_format(s->error, sizeof s->error, EXIT_PEER,
-		               "--verify: the peer did not confirm the %llu bytes sent to it",
-		               (unsigned long long)sent);
-	} else if (vd->confirmed_bytes != sent || vd->confirmed_digest != sent_digest) {
-		s->exit_status = differs(s, "sent", sent, sent_digest, "peer wrote",
-		                         vd->confirmed_bytes, vd->confirmed_digest);
-	} else {
-		s->verdict.verified = 1;
-	}
+	if (!v->hello_seen && s->failure.status == EXIT_PEER)
+		s->failure.status = EXIT_OK; /* the clearer message replaces it */
+	if (!v->hello_seen)
+		failure_set(&s->failure, EXIT_VERIFY,
+		            "--verify: the peer closed without the verify hello (is --verify given "
+		            "at both ends?)");
+	else if (!vd->end_seen)
+		failure_set(
+		    &s->failure, EXIT_PEER,
+		    "--verify: the peer's data ended early, without its end mark (%llu bytes "
+		    "received)",
+		    (unsigned long long)got);
+	else if (vd->peer_bytes != got || vd->peer_digest != got_digest)
+		differs(s, "received", got, got_digest, "peer sent", vd->peer_bytes,
+		        vd->peer_digest);
+	else if (!vd->verdict_seen)
+		failure_set(&s->failure, EXIT_PEER,
+		            "--verify: the peer did not confirm the %llu bytes sent to it",
+		            (unsigned long long)sent);
+	else if (vd->confirmed_bytes != sent || vd->confirmed_digest != sent_digest)
+		differs(s, "sent", sent, sent_digest, "peer wrote", vd->confirmed_bytes,
+		        vd->confirmed_digest);
+	s->verdict.verified = s->failure.status == EXIT_OK;
 }
 
 /*
@@ -130,23 +126,20 @@ void verify_conclude_striped(struct session *s)
 	uint64_t bytes = mine->bytes + (listen ? s->prefix.received : s->prefix.sent);
 	uint64_t digest = digest_final(&mine->digest);
 
-	if (s->exit_status != EXIT_OK || (!s->cfg->verify && !vd->end_seen))
+	if (s->failure.status != EXIT_OK || (!s->cfg->verify && !vd->end_seen))
 		return;
 	if (listen && !vd->end_seen)
-		s->exit_status = log_format(s->error, sizeof s->error, EXIT_VERIFY,
-		                            "-P --verify: the sender did not ask for --verify "
-		                            "(give --verify at both ends)");
+		failure_set(&s->failure, EXIT_VERIFY,
+		            "-P --verify: the sender did not ask for --verify (give --verify at "
+		            "both ends)");
 	else if (listen && (vd->peer_bytes != bytes || vd->peer_digest != digest))
-		s->exit_status = differs(s, "wrote", bytes, digest, "sender sent", vd->peer_bytes,
-		                         vd->peer_digest);
+		differs(s, "wrote", bytes, digest, "sender sent", vd->peer_bytes, vd->peer_digest);
 	else if (!listen && !vd->verdict_seen)
-		s->exit_status = log_format(s->error, sizeof s->error, EXIT_PEER,
-		                            "--verify: the receiver closed without confirming the "
-		                            "%llu bytes sent",
-		                            (unsigned long long)bytes);
+		failure_set(&s->failure, EXIT_PEER,
+		            "--verify: the receiver closed without confirming the %llu bytes sent",
+		            (unsigned long long)bytes);
 	else if (!listen && (vd->confirmed_bytes != bytes || vd->confirmed_digest != digest))
-		s->exit_status = differs(s, "sent", bytes, digest, "receiver wrote",
-		                         vd->confirmed_bytes, vd->confirmed_digest);
-	else
-		vd->verified = 1;
+		differs(s, "sent", bytes, digest, "receiver wrote", vd->confirmed_bytes,
+		        vd->confirmed_digest);
+	vd->verified = s->failure.status == EXIT_OK;
 }

@@ -88,11 +88,11 @@ struct dgverify {
  */
 struct verify {
 	struct session *s;
-	struct verdict *vd; /* &s->verdict */
-	int datagram;       /* udp, unix-dgram: the data goes as --seq datagrams */
-	int hello_seen;     /* the peer's hello arrived */
-	int peer_done;      /* the peer's EOF came: it will send nothing more */
-	char why[160];      /* a control datagram's failure, for the session's message */
+	struct verdict *vd;     /* &s->verdict */
+	int datagram;           /* udp, unix-dgram: the data goes as --seq datagrams */
+	int hello_seen;         /* the peer's hello arrived */
+	int peer_done;          /* the peer's EOF came: it will send nothing more */
+	struct failure failure; /* the control exchange's, for the session's or a flow's */
 	/* sending frames */
 	size_t gate;        /* bytes that may go before the peer's hello (ours) */
 	int end_queued;     /* our END is in the buffer */

@@ -35,6 +35,7 @@ static void unix_operand(const uint8_t *data, size_t size)
 	struct sockaddr_storage ss;
 	socklen_t len = 0;
 	char *path = malloc(size + 1), err[256], *out;
+	struct failure fail;
 	size_t n;
 	int rc, filled;
 
@@ -44,8 +45,9 @@ static void unix_operand(const uint8_t *data, size_t size)
 	path[size] = '\0';
 	n = strlen(path);
 
-	err[0] = '\0';
-	rc = addr_unix_check(path, err, sizeof err);
+	fail = (struct failure){EXIT_OK, ""};
+	rc = addr_unix_check(path, &fail);
+	snprintf(err, sizeof err, "%s", fail.why);
 	CHECK(rc == 0 || rc == EXIT_USAGE, "addr_unix_check: %d", rc);
 	CHECK(rc == 0 || err[0] != '\0', "no message");
 	CHECK(strchr(err, '\n') == NULL || strchr(path, '\n') != NULL, "message '%s'", err);

@@ -92,10 +92,14 @@ static void free_argv(char **argv, int argc)
 static int parse(const uint8_t *data, size_t size, struct config *cfg, char *err, size_t errlen,
                  char ***argvp, int *argcp)
 {
+	struct failure fail = {EXIT_OK, ""};
+	int rc;
+
 	*argvp = make_argv(data, size, argcp);
 	optind = 0;
-	err[0] = '\0';
-	return options_parse(*argcp, *argvp, cfg, err, errlen);
+	rc = options_parse(*argcp, *argvp, cfg, &fail);
+	snprintf(err, errlen, "%s", fail.why);
+	return rc;
 }
 
 /*

@@ -32,20 +32,23 @@ static char **argv_of(const char *first, ...)
 	return argv;
 }
 
+/* Parse argv; the reason of a refusal goes to err (256 bytes). */
 static int parse(char **argv, struct config *cfg, char *err)
 {
-	int argc = 0;
+	struct failure fail = {EXIT_OK, ""};
+	int argc = 0, rc;
 
 	while (argv[argc] != NULL)
 		argc++;
-	err[0] = '\0';
-	/* getopt keeps state between calls; glibc resets all of it only for 0. */
+		/* getopt keeps state between calls; glibc resets all of it only for 0. */
 #ifdef __GLIBC__
 	optind = 0;
 #else
 	optind = 1;
 #endif
-	return options_parse(argc, argv, cfg, err, 256);
+	rc = options_parse(argc, argv, cfg, &fail);
+	snprintf(err, 256, "%s", fail.why);
+	return rc;
 }
 
 static void usage_case(char **argv, const char *want)
