@@ -199,6 +199,97 @@ pxfer() {
   assert_same_bytes "$A" "$T/L.out"
 }
 
+# stripe_peer PORT MODE [ARG]: a made-up -P sender or stranger, in Python (doc/stripe-protocol.md).
+# MODE fixed PAYLOAD: a -P 2 sender whose second connection is first tried from 127.0.0.2 with
+# the session's id (it prints "stranger refused" or "stranger taken"), then made from 127.0.0.1;
+# the payload goes as two chunks and both ends. MODE join SESSION: a stranger from 127.0.0.2
+# that joins an auto session as its connection 2 (prints the same verdict).
+stripe_peer() {
+  python3 - "$@" <<'PY'
+import os, socket, struct, sys, time
+port, mode = int(sys.argv[1]), sys.argv[2]
+
+def dial(src):
+    s = socket.socket()
+    s.bind((src, 0))
+    s.connect(("127.0.0.1", port))
+    hello = b""
+    while len(hello) < 16:
+        got = s.recv(16 - len(hello))
+        if not got:
+            sys.exit("no stripe hello")
+        hello += got
+    assert hello == b"FASTCAT-STRIPE1\n", hello
+    return s
+
+def join(s, count, index, session):
+    s.sendall(b"FCSJ\x01\x00" + struct.pack(">HH", count, index) + b"\0\0"
+              + struct.pack(">Q", session) + b"\0" * 4)
+
+def refused(s):
+    s.settimeout(5)
+    try:
+        return s.recv(1) == b""
+    except ConnectionResetError:
+        return True
+    except socket.timeout:
+        return False
+
+if mode == "join":
+    x = dial("127.0.0.2")
+    join(x, 0, 1, int(sys.argv[3], 16))
+    print("stranger refused" if refused(x) else "stranger taken", flush=True)
+    sys.exit(0)
+data = open(sys.argv[3], "rb").read()
+session = int.from_bytes(os.urandom(8), "big") or 1
+c0 = dial("127.0.0.1")
+join(c0, 2, 0, session)
+time.sleep(0.5)  # the receiver has taken the first join: the session is c0's host's
+x = dial("127.0.0.2")
+join(x, 2, 1, session)
+print("stranger refused" if refused(x) else "stranger taken", flush=True)
+c1 = dial("127.0.0.1")
+join(c1, 2, 1, session)
+half = len(data) // 2
+for s, offset, part in ((c0, 0, data[:half]), (c1, half, data[half:])):
+    s.sendall(b"D\0\0\0" + struct.pack(">IQ", len(part), offset) + part)
+for s in (c0, c1):
+    s.sendall(b"E\0" + struct.pack(">HIQ", 2, 8, len(data)) + b"\0" * 8)
+    s.shutdown(socket.SHUT_WR)
+for s in (c0, c1):
+    s.settimeout(10)
+    while s.recv(4096):
+        pass
+PY
+}
+
+@test "-P 2: a join from another host with the session's id is refused (-v names it); the session completes byte-exact" {
+  fc_listen L -P 1
+  run -0 stripe_peer "$L_PORT" fixed "$BATS_FILE_TMPDIR/a.1M"
+  assert_output "stranger refused"
+  listener_ok 30
+  assert_same_bytes "$BATS_FILE_TMPDIR/a.1M" "$T/L.out"
+  grep -q -- "-P: refused a connection from 127.0.0.2:[0-9]*: not from the host of the session's first connection" "$T/L.err" ||
+    fail "no refusal named: $(cat "$T/L.err")"
+}
+
+@test "-P auto: a stranger from 127.0.0.2 that joins with the session's id is refused; the session completes byte-exact" {
+  local id rc
+  fc_listen L -P auto
+  bg_start C "$A" "$T/c.out" "$FASTCAT" -P auto --rate-limit 4M 127.0.0.1 "$L_PORT"
+  wait_for_line "$T/L.err" '-P auto: a session from' "$L_PID" || fail "no session"
+  id=$(sed -n 's/^fastcat: -P auto: a session from .*, \([0-9a-f]*\): .*$/\1/p' "$T/L.err")
+  [[ -n $id ]] || fail "no session id in: $(cat "$T/L.err")"
+  run -0 stripe_peer "$L_PORT" join "$id"
+  assert_output "stranger refused"
+  wait_exit rc "$C_PID" 30
+  assert_equal "sender exit $rc" "sender exit 0"
+  listener_ok 30
+  assert_same_bytes "$A" "$T/L.out"
+  grep -q -- "-P: refused a connection from 127.0.0.2:[0-9]*: not from the host of the session's first connection" "$T/L.err" ||
+    fail "no refusal named: $(cat "$T/L.err")"
+}
+
 @test "-P auto on loopback: one connection, settled at once (a round trip under 1 ms); byte-exact, both ends report 1 stream" {
   fc_listen L -P auto --report=json
   # at 16 MiB/s the 8 MiB last past the first tick (0.25 s), where -P auto decides

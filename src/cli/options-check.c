@@ -224,21 +224,34 @@ static int check_resume(struct config *cfg, const struct seen *seen, struct fail
 }
 
 /*
- * Datagram transports get a default that fits one datagram, and an explicit
- * size that no datagram of the protocol can carry is refused here rather than
- * failing with EMSGSIZE at the first send.
+ * The chunk asked for, the one decision of -B's value: what -B,
+ * --read-size and --write-size said (options_set_chunk), else the
+ * transport's default, which for datagrams fits one datagram (with --seq's
+ * header), else CHUNK_DEFAULT. Each flow sizes itself from it (flow_sizes).
+ */
+static int choose_chunk(struct config *cfg, const struct seen *seen, struct failure *fail)
+{
+	const struct transport *t = cfg->transport;
+	size_t chunk = t->default_chunk != 0 ? t->default_chunk - (cfg->seq ? SEQ_HEADER_BYTES : 0)
+	                                     : CHUNK_DEFAULT;
+
+	(void)fail;
+	if (!(seen->flags & SEEN_READ_SET))
+		cfg->read_size = chunk;
+	if (!(seen->flags & SEEN_WRITE_SET))
+		cfg->write_size = chunk;
+	return 0;
+}
+
+/*
+ * A size that no datagram of the protocol can carry is refused here rather
+ * than failing with EMSGSIZE at the first send.
  */
 static int fit_datagrams(struct config *cfg, const struct seen *seen, struct failure *fail)
 {
 	const struct transport *t = cfg->transport;
 	size_t datagram;
 
-	size_t chunk = t->default_chunk - (cfg->seq ? SEQ_HEADER_BYTES : 0);
-
-	if (t->default_chunk != 0 && !(seen->flags & SEEN_READ_SET))
-		cfg->read_size = chunk;
-	if (t->default_chunk != 0 && !(seen->flags & SEEN_WRITE_SET))
-		cfg->write_size = chunk;
 	if (!t->datagram)
 		return 0;
 	datagram = (cfg->dgram_size != 0 ? cfg->dgram_size : cfg->read_size) +
@@ -291,8 +304,8 @@ static const struct {
 } checks[] = {
     {options_bench_check, 1}, {choose_transport, 1},       {parse_operands, 0},
     {check_combinations, 1},  {check_listener_options, 0}, {check_parallel, 0},
-    {check_resume, 0},        {fit_datagrams, 0},          {choose_rcvlowat, 0},
-    {check_congestion, 0},
+    {check_resume, 0},        {choose_chunk, 1},           {fit_datagrams, 0},
+    {choose_rcvlowat, 0},     {check_congestion, 0},
 };
 
 /* Returns 0, or EXIT_USAGE with the first check's reason in fail. */

@@ -19,8 +19,6 @@ static void config_defaults(struct config *cfg)
 	cfg->family = AF_UNSPEC;
 	cfg->transport = &transport_tcp;
 	cfg->dgram_eof = 1;
-	cfg->read_size = CHUNK_DEFAULT;
-	cfg->write_size = CHUNK_DEFAULT;
 	cfg->timeout_ms = -1;
 	cfg->quit_after_eof_ms = -1;
 	cfg->retry_wait_ms = 500;

@@ -330,7 +330,10 @@ static void flow_lock_peer(struct flow *f)
 	               (f->peer.ss_family == AF_INET || f->peer.ss_family == AF_INET6);
 }
 
-/* The datagram side of flow_init: whole datagrams in, or datagrams cut to size out. */
+/*
+ * The datagram side of flow_init: whole datagrams in, or datagrams (cut to
+ * --dgram-size) out; the sizes are flow_sizes's.
+ */
 void flow_dgram_init(struct flow *f, const struct config *cfg, struct flow_stats *stats)
 {
 	const struct transport *t = cfg->transport;
@@ -339,14 +342,11 @@ void flow_dgram_init(struct flow *f, const struct config *cfg, struct flow_stats
 	if (f->kind == FLOW_SEND) {
 		f->dgram_dst = 1;
 		f->exact = cfg->dgram_size != 0;
-		f->write_size = f->exact ? cfg->dgram_size : cfg->read_size;
 		f->eof_datagram = t->connectionless && cfg->dgram_eof;
 		return;
 	}
 	f->dgram_src = 1;
-	if (f->read_size < t->receive_buffer)
-		f->read_size = t->receive_buffer;
-	/* with --verify over datagrams, the END is the EOF */
+	/* a feature that ends the input itself (--verify's END) makes an empty datagram no EOF */
 	f->ignore_empty = t->connectionless && (!cfg->dgram_eof || f->ops->ends_input);
 	f->soft_refusal = t->connectionless;
 	if (t->connectionless && cfg->listen)

@@ -27,17 +27,24 @@ static size_t flow_capacity(const struct flow *f)
 
 /*
  * The one place a flow's chunk sizes are decided, and its copy method with
- * them: -B (--read-size, --write-size) as options_parse fitted it to the
- * transport, then the role's needs: a datagram source reads whole
- * datagrams, --dgram-size cuts exact ones (flow_dgram_init), a splice pipe
- * smaller than a chunk bounds the read. The report prints what is decided here.
+ * them: the chunk asked for (-B, --read-size, --write-size, or the
+ * transport's default: options-check.c's choose_chunk), then the role's
+ * needs: a datagram source reads whole datagrams, a datagram sender sends a
+ * read as one datagram or cuts --dgram-size ones, a splice pipe smaller
+ * than a chunk bounds the read. The report prints what is decided here.
  */
 static void flow_sizes(struct flow *f, const struct config *cfg)
 {
+	const struct transport *t = cfg->transport;
+
 	f->read_size = cfg->read_size;
 	f->write_size = cfg->write_size;
-	if (cfg->transport->datagram)
+	if (t->datagram)
 		flow_dgram_init(f, cfg, f->stats);
+	if (f->dgram_dst)
+		f->write_size = f->exact ? cfg->dgram_size : cfg->read_size;
+	if (f->dgram_src && f->read_size < t->receive_buffer)
+		f->read_size = t->receive_buffer;
 	copy_choose(f, cfg); /* a splice pipe is sized for one read */
 	/*
 	 * Never more in the pipe than the buffer holds, so a fallback can take it
