@@ -29,7 +29,7 @@
  */
 struct failure {
 	int status;
-	char why[256];
+	char why[1024]; /* long enough for a 300-character host name and its reason */
 };
 
 #define KIB ((size_t)1024)

@@ -127,7 +127,7 @@ static void json_streams(char *out, size_t len, const struct session *s)
 void report_print_json(const struct session *s, int final, int sndbuf, int rcvbuf, double now)
 {
 	const struct config *cfg = s->cfg;
-	char sent[512], received[512], local[160], peer[160], error[600], tcp[512] = "";
+	char sent[512], received[512], local[160], peer[160], error[2048], tcp[512] = "";
 	char resumed[24] = "null", skipped[24] = "null", retries[24] = "null",
 	     confirmed[24] = "null";
 	size_t streams_len = s->conns.n > 0 ? (size_t)s->conns.n * 512 : 1;
