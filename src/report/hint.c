@@ -18,9 +18,13 @@
  * mostly slow start. A buffer is named when the kernel says it held the connection back for
  * HINT_LIMITED_SHARE of the time it was busy; the source when the connection had data to send
  * for less than HINT_BUSY_SHARE of the time this end sent; loss when at least HINT_LOSS_MIN
- * segments, and HINT_LOSS_SHARE of those sent, went again. 0.01 % is already a limit on a long
- * path: by Mathis' formula (MSS / RTT x 1.22 / sqrt(p)), at 100 ms and 1448-byte segments, a
- * loss-based algorithm gets at most about 140 Mbit/s.
+ * segments, and HINT_LOSS_SHARE of those sent, went again, and the loss cost something: 0.01 %
+ * is already a limit on a long path: by Mathis' formula (MSS / RTT x 1.22 / sqrt(p)), at 100 ms
+ * and 1448-byte segments, a loss-based algorithm gets at most about 140 Mbit/s; but 3 segments
+ * of 16,000 at a 0.04 ms round trip allow terabits, and a connection that ran at under
+ * HINT_LOSS_COST of that bound was held back by something else. -P is suggested only on a path
+ * of HINT_SHORT_MS or more: below it one connection's window fills the path (what -P auto
+ * decides there too).
  *
  * The kernel's send-buffer time is a floor, not a measure: it starts only when a send is cut
  * short by a full buffer while every byte queued is already in flight, and stops once a third
@@ -36,6 +40,8 @@
 #define HINT_BUSY_SHARE    0.50
 #define HINT_LOSS_SHARE    0.0001
 #define HINT_LOSS_MIN      3
+#define HINT_LOSS_COST     0.25
+#define HINT_SHORT_MS      1.0
 #define HINT_CAP_LOW       0.5
 #define HINT_CAP_HIGH      1.5
 #define HINT_MSS_GUESS     1448.0 /* bytes a segment when TCP_INFO does not say */
@@ -75,6 +81,12 @@ static double path_rtt(const struct tcp_stats *t)
 	return t->min_rtt_ms > 0 ? t->min_rtt_ms : t->rtt_ms;
 }
 
+/* A path long enough that more connections carry more (-P); below, one window fills it. */
+static int long_path(const struct tcp_stats *t)
+{
+	return path_rtt(t) >= HINT_SHORT_MS;
+}
+
 /* One connection's congestion window in bytes; 0 when TCP_INFO did not say. */
 static double cwnd_of(const struct hint_input *in)
 {
@@ -107,23 +119,45 @@ static int buffer_bound(const struct hint_input *in)
 	       bytes_per_rtt(in, path_rtt(t)) <= HINT_CAP_HIGH * buf;
 }
 
-/* Under half of what the smaller of cwnd and SO_SNDBUF carries crossed per RTT. */
+/*
+ * Under half of what the smaller of cwnd and SO_SNDBUF carries crossed per RTT, on a path long
+ * enough that a window per RTT means something (at 0.04 ms, 2 MB per RTT is 50 GB/s).
+ */
 static int window_unused(const struct hint_input *in)
 {
 	double cwnd = cwnd_of(in), win = in->sndbuf > 0 && in->sndbuf < cwnd ? in->sndbuf : cwnd;
 	double per_rtt = bytes_per_rtt(in, in->tcp->rtt_ms);
 
-	return win > 0 && per_rtt > 0 && per_rtt < HINT_CAP_LOW * win;
+	return long_path(in->tcp) && win > 0 && per_rtt > 0 && per_rtt < HINT_CAP_LOW * win;
 }
 
-/* Enough segments went again, and a large enough share of those sent. */
+/*
+ * The connection ran at HINT_LOSS_COST or more of what its loss rate p allows a loss-based
+ * window at the path's RTT (Mathis et al.); a figure it lacks keeps the loss in the running.
+ */
+static int loss_cost(const struct hint_input *in, double p)
+{
+	const struct tcp_stats *t = in->tcp;
+	double mss = t->mss > 0 ? t->mss : HINT_MSS_GUESS, rtt = path_rtt(t);
+	double busy = t->busy_s > 0 ? t->busy_s : in->seconds;
+	double rate = fraction((double)in->bytes / streams_of(in), busy);
+
+	double allowed = HINT_LOSS_COST * mss / (rtt / 1000) * 1.22; /* ... over sqrt(p) */
+
+	if (!(p > 0) || !(rtt > 0) || !(rate > 0))
+		return 1;
+	return rate * rate * p >= allowed * allowed; /* rate >= allowed / sqrt(p), without libm */
+}
+
+/* Enough segments went again, a large enough share of those sent, and it cost something. */
 static int lossy(const struct hint_input *in)
 {
 	const struct tcp_stats *t = in->tcp;
+	double p = fraction(t->retransmits, segments_sent(in));
 
-	return t->retransmits >= HINT_LOSS_MIN &&
-	       fraction(t->retransmits, segments_sent(in)) >= HINT_LOSS_SHARE;
+	return t->retransmits >= HINT_LOSS_MIN && p >= HINT_LOSS_SHARE && loss_cost(in, p);
 }
+
 
 /*
  * The one limit to name, in this order: what the kernel counted against a buffer (it is the
@@ -188,14 +222,14 @@ static void format_sndbuf(char *out, size_t len, const struct hint_input *in)
 		units_format_bytes((uint64_t)in->sndbuf, size, sizeof size);
 		format_window_rate(rate, sizeof rate, in->sndbuf, t->rtt_ms);
 		snprintf(cap, sizeof cap,
-		         ": SO_SNDBUF %s at rtt %.1f ms carries at most %s on one connection", size,
-		         t->rtt_ms, rate);
+		         ": SO_SNDBUF %s at rtt %.*f ms carries at most %s on one connection", size,
+		         t->rtt_ms < 1 ? 3 : 1, t->rtt_ms, rate);
 	}
-	snprintf(
-	    out, len,
-	    "the send buffer held the connection %s%s; raise net.ipv4.tcp_wmem (now %s) or -O, "
-	    "or try -P 4",
-	    how, cap, in->wmem != NULL ? in->wmem : "unknown");
+	snprintf(out, len,
+	         "the send buffer held the connection %s%s; raise net.ipv4.tcp_wmem (now %s) or "
+	         "-O%s",
+	         how, cap, in->wmem != NULL ? in->wmem : "unknown",
+	         long_path(t) ? ", or try -P 4" : "");
 }
 
 /* How the source held the connection back: idle most of the time, or its window mostly unused. */
@@ -245,10 +279,10 @@ void hint_format(char *out, size_t len, enum hint h, const struct hint_input *in
 	case HINT_LOSS:
 		snprintf(out, len,
 		         "%.0f segments sent again (%.2f %% of about %.0f): loss kept the "
-		         "congestion window (%s) small; try -P, whose connections back off one "
-		         "at a time",
+		         "congestion window (%s) small%s",
 		         t->retransmits, 100 * fraction(t->retransmits, segs), segs,
-		         t->congestion[0] != '\0' ? t->congestion : "?");
+		         t->congestion[0] != '\0' ? t->congestion : "?",
+		         long_path(t) ? "; try -P, whose connections back off one at a time" : "");
 		break;
 	}
 }
