@@ -57,6 +57,22 @@ setup() {
   listener_ok 10
 }
 
+@test "--exit-on-peer-eof with stdin a file the peer did not wait for: exit 5, naming the bytes of stdin not sent" {
+  mkpayload "$T/a.8M" 8388608
+  # the listener's stdin is empty: its EOF comes at once; the sender, rate-limited, is far from done
+  fc_listen L
+  run -5 --separate-stderr fcx "$T/a.8M" "$T/c.out" --exit-on-peer-eof --rate-limit 4M 127.0.0.1 "$L_PORT"
+  [[ $stderr =~ ^fastcat:\ the\ peer\ ended\ first\ \(--exit-on-peer-eof\):\ ([0-9]+)\ bytes\ of\ stdin\ not\ sent$ ]] ||
+    fail "no count of what was not sent: $stderr"
+  local left=${BASH_REMATCH[1]}
+  ((left > 0 && left < 8388608)) || fail "$left bytes not sent of 8388608"
+  # the sender failed, so it resets: the receiver learns its stream is short too
+  local rc
+  wait_exit rc "$L_PID" 10
+  assert_equal "listener exit $rc" "listener exit 5"
+  (($(stat -c %s "$T/L.out") + left <= 8388608)) || fail "the receiver has more than was sent"
+}
+
 @test "without --exit-on-peer-eof: keeps running after the peer's EOF until stdin ends, then exits 0" {
   printf 'reply from the listener\n' >"$T/reply"
   mkfifo "$T/stdin"

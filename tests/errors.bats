@@ -119,6 +119,21 @@ time.sleep(60)'
   assert_equal "listener exit $rc" "listener exit 0"
 }
 
+@test "receiver killed during a sendfile transfer: the sender counts the file's bytes the peer never got" {
+  mkpayload "$T/a.8M" 8388608
+  fc_listen L
+  bg_start C "$T/a.8M" "$T/c.out" "$FASTCAT" -v --rate-limit 4M 127.0.0.1 "$L_PORT"
+  wait_for_size "$T/L.out" 1048576
+  kill -KILL "$L_PID"
+  local rc left
+  wait_exit rc "$C_PID" 10
+  assert_equal "sender exit $rc" "sender exit 5"
+  grep -q 'stdin -> socket: sendfile' "$T/C.err" || fail "not a sendfile transfer: $(cat "$T/C.err")"
+  left=$(sed -n 's/^fastcat: send to .*: .* (\([0-9]*\) bytes read from stdin not sent)$/\1/p' "$T/C.err")
+  [[ -n $left ]] || fail "no count: $(cat "$T/C.err")"
+  ((left >= 1048576 && left < 8388608)) || fail "$left bytes not sent: the file's rest is more than 1 MiB"
+}
+
 @test "peer resets the connection: 'receive from ...: Connection reset by peer', exit 5" {
   command -v python3 >/dev/null || skip "python3 needed for the RST peer"
   bg_start PY /dev/null "$T/py.port" python3 -c '

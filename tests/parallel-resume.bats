@@ -156,7 +156,7 @@ resumed() {
 @test "-P --resume sender, -l -P receiver without --resume: exit 3 naming -l -P --resume, the receiver writes nothing" {
   fc_listen L -P 1 -w 2
   run -3 --separate-stderr fcx "$A" "$T/c.out" -P 4 --resume 127.0.0.1 "$L_PORT"
-  [[ $stderr == *"is a fastcat -P receiver without --resume (give -l -P --resume at the other end)"* ]] ||
+  [[ $stderr == *"is a fastcat -P receiver without --resume (give -l -P auto --resume at the other end)"* ]] ||
     fail "$stderr"
   kill "$L_PID" 2>/dev/null || true
   [[ ! -s $T/L.out ]] || fail "the receiver wrote $(stat -c %s "$T/L.out") bytes"

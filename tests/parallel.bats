@@ -49,6 +49,16 @@ pxfer() {
     fail "no per-connection line in: $stderr"
 }
 
+@test "-P 2 -v: the direction a one-way session does not use is a clause, not a line of zeros" {
+  fc_listen L -P 2
+  run -0 --separate-stderr fcx "$A" "$T/c.out" -v -P 2 127.0.0.1 "$L_PORT"
+  printf '%s\n' "$stderr" >"$T/c.err"
+  listener_ok 30
+  grep -Eq '^fastcat: sent 8388615 bytes .*; one way, nothing received$' "$T/c.err" || fail "$(cat "$T/c.err")"
+  grep -Eq '^fastcat: received 8388615 bytes .*; one way, nothing sent$' "$T/L.err" || fail "$(cat "$T/L.err")"
+  ! grep -Eq '^fastcat: (received|sent) 0 bytes' "$T/c.err" "$T/L.err" || fail "a line of zeros"
+}
+
 @test "-P 8: byte-exact; -v names 8 connections and one session at both ends" {
   fc_listen L -P 1
   run -0 --separate-stderr fcx "$A" "$T/c.out" -v -P 8 127.0.0.1 "$L_PORT"
@@ -145,7 +155,7 @@ pxfer() {
   need nc.openbsd
   nc_listen N --out "$T/nc.out"
   run -3 --separate-stderr fcx "$A" /dev/null -P 4 -w 1 127.0.0.1 "$N_PORT"
-  assert_equal "$stderr" "fastcat: -P: 127.0.0.1:$N_PORT is not a fastcat -P receiver: no stripe hello in 1 s (give -l -P at the other end)"
+  assert_equal "$stderr" "fastcat: -P: 127.0.0.1:$N_PORT is not a fastcat -P receiver: no stripe hello in 1 s (give -l -P auto at the other end)"
   kill "$N_PID" 2>/dev/null || true
   run -0 wc -c <"$T/nc.out"
   assert_output 0
@@ -341,6 +351,8 @@ PY
   usage_err "fastcat: -P 0: connections must be 1 to 64, or auto" -P 0 127.0.0.1 1
   usage_err "fastcat: -P 65: connections must be 1 to 64, or auto" -P 65 127.0.0.1 1
   usage_err "fastcat: --parallel x: connections must be 1 to 64, or auto" --parallel x 127.0.0.1 1
+  # the next option taken for -P's value (a receiver's -P needs one too)
+  usage_err "fastcat: -P --resume: -P takes the connections first (1 to 64, or auto; a receiver takes any: -l -P auto)" -l -P --resume 9000
   usage_err "fastcat: -P needs --transport tcp" -P 2 -u 127.0.0.1 1
   usage_err "fastcat: -P needs --transport tcp" -P 2 -U /tmp/x.sock
   usage_err "fastcat: -P and -d: a striped session is one way, the sender's stdin to the receiver's stdout" -P 2 -d 127.0.0.1 1

@@ -183,6 +183,16 @@ listener_status() {
   assert_equal "$stderr" "$exp"
 }
 
+@test "-l --resume with stdout > FILE (truncated, write-only): exit 2 before anything listens" {
+  printf 'part of the stream' >"$T/file"
+  # (bash -c: run captures the command's stdout; the redirection must be the command's own)
+  run -2 --separate-stderr bash -c 'timeout 10 "$1" -v -l --resume 127.0.0.1 0 </dev/null >"$2"' _ "$FASTCAT" "$T/file"
+  assert_equal "$stderr" "fastcat: --resume needs stdout opened without truncation (>> FILE or 1<> FILE): > FILE empties the file"
+  # >> FILE keeps the file: that listener listens (until timeout ends it)
+  run -124 --separate-stderr bash -c 'timeout 1 "$1" -v -l --resume 127.0.0.1 0 </dev/null >>"$2"' _ "$FASTCAT" "$T/file"
+  [[ $stderr == *"listening on 127.0.0.1:"* ]] || fail "$stderr"
+}
+
 @test "--verify --resume: the confirmed XXH64 is the whole file's, byte-exact" {
   resume_listen L "$T/file" --verify
   send_from "$A" --verify 127.0.0.1 "$L_PORT"

@@ -220,6 +220,12 @@ static int check_resume(struct config *cfg, const struct seen *seen, struct fail
 	    (flags & O_ACCMODE) == O_RDONLY)
 		return failure_set(fail, EXIT_USAGE,
 		                   "--resume needs stdout to be a regular file (use >> FILE)");
+	/* > FILE opens write-only and empties the file first: what it held is already gone */
+	if ((flags & O_ACCMODE) == O_WRONLY && !(flags & O_APPEND))
+		return failure_set(
+		    fail, EXIT_USAGE,
+		    "--resume needs stdout opened without truncation (>> FILE or 1<> "
+		    "FILE): > FILE empties the file");
 	return 0;
 }
 

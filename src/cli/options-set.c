@@ -102,6 +102,11 @@ int options_set_parallel(const struct opt_call *c)
 	char *end;
 	unsigned long n;
 
+	if (c->arg[0] == '-') /* "-l -P --resume": the next option was taken for -P's value */
+		return failure_set(c->fail, EXIT_USAGE,
+		                   "%s %s: %s takes the connections first (1 to 64, or auto; a "
+		                   "receiver takes any: -l -P auto)",
+		                   c->seen->label, c->arg, c->seen->label);
 	if (strcmp(c->arg, "auto") == 0) {
 		c->cfg->parallel = 1;
 		c->cfg->parallel_auto = 1;

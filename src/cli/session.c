@@ -106,6 +106,7 @@ static void session_relay(struct session *s, struct session_parts *p, struct ret
 	struct retry *confirming = rt != NULL ? rt : p->retry;
 
 	relay_plan(&rs, s, STDIN_FILENO, STDOUT_FILENO);
+	s->one_way = p->striped || confirming != NULL;
 	if (p->striped)
 		stripe_plug(&p->stripe, &rs);
 	if (confirming != NULL)

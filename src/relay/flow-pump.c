@@ -10,7 +10,9 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fastcat.h"
@@ -53,10 +55,25 @@ static size_t flow_room(const struct flow *f)
 	}
 }
 
-/* Bytes read from the source that did not reach the destination (for error messages). */
-size_t flow_unsent(const struct flow *f)
+/*
+ * A sending flow that stopped early: the bytes of stdin the peer never got, as far as they
+ * can be known: what the flow holds, and what stdin still has (a regular file's bytes past
+ * its offset, which sendfile moves too; what a pipe or terminal has queued).
+ */
+uint64_t flow_stdin_left(const struct flow *f)
 {
-	return f->method == METHOD_SENDFILE ? 0 : flow_len(f);
+	uint64_t held = f->method == METHOD_SENDFILE ? 0 : flow_len(f);
+	struct stat st;
+	off_t at;
+	int queued = 0;
+
+	if (fstat(f->stdio, &st) == 0 && S_ISREG(st.st_mode)) {
+		at = lseek(f->stdio, 0, SEEK_CUR);
+		return held + (at >= 0 && st.st_size > at ? (uint64_t)(st.st_size - at) : 0);
+	}
+	if (ioctl(f->stdio, FIONREAD, &queued) == 0 && queued > 0)
+		held += (uint64_t)queued;
+	return held;
 }
 
 /* The read steps: stdin or the socket with read(2), or stdin through the flow's source. */

@@ -151,7 +151,7 @@ int flow_poll_events(const struct flow *, struct pollfd *);
 void flow_poll_result(struct flow *, const struct pollfd *, int);
 long flow_wait_ms(const struct flow *, double);
 int flow_finish(struct flow *);
-size_t flow_unsent(const struct flow *);
+uint64_t flow_stdin_left(const struct flow *);
 void flow_choose_steps(struct flow *);
 
 /* flow-setup.c */

@@ -72,10 +72,10 @@ static void relay_flow_failed(struct relay *r, const struct flow *f)
 		            "send to %s: a datagram of %zu bytes is too large for %s (%s); "
 		            "lower -B or --dgram-size",
 		            peer, f->failed_write_len, r->s->cfg->transport->name, why);
-	else if (f->kind == FLOW_SEND)
+	else if (f->kind == FLOW_SEND) /* the count: what stdin held that the peer never got */
 		failure_set(&r->s->failure, status,
-		            "send to %s: %s (%zu bytes read from stdin not sent)", peer, why,
-		            flow_unsent(f));
+		            "send to %s: %s (%llu bytes read from stdin not sent)", peer, why,
+		            (unsigned long long)flow_stdin_left(f));
 	else if (!f->err_on_write)
 		failure_set(&r->s->failure, status, "receive from %s: %s", peer, why);
 	else
@@ -145,6 +145,22 @@ static int relay_agents_settled(const struct relay *r)
 	return 1;
 }
 
+/*
+ * --exit-on-peer-eof: the peer ended while stdin still went on. Exit 0 means every byte
+ * moved, so what stdin still held that the peer never got is a short transfer (exit 5).
+ */
+static void relay_peer_ended_first(struct relay *r)
+{
+	const struct flow *send = &r->flows[FLOW_SEND];
+	uint64_t left = send->running ? flow_stdin_left(send) : 0;
+
+	if (left > 0)
+		failure_set(
+		    &r->s->failure, EXIT_PEER,
+		    "the peer ended first (--exit-on-peer-eof): %llu bytes of stdin not sent",
+		    (unsigned long long)left);
+}
+
 /* Is the session over? Sets the failure reason when a timeout ends it. */
 static int relay_done(struct relay *r, double now)
 {
@@ -154,8 +170,10 @@ static int relay_done(struct relay *r, double now)
 
 	if (!send->running && !recv->running && settled)
 		return 1; /* every enabled direction passed its EOF on */
-	if (cfg->exit_on_peer_eof && recv->enabled && !recv->running && settled)
+	if (cfg->exit_on_peer_eof && recv->enabled && !recv->running && settled) {
+		relay_peer_ended_first(r);
 		return 1; /* the peer is done and the user asked not to wait for stdin */
+	}
 	if (r->quit_at > 0 && now >= r->quit_at) {
 		r->quit_by_q = 1;
 		return 1;

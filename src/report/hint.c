@@ -158,7 +158,6 @@ static int lossy(const struct hint_input *in)
 	return t->retransmits >= HINT_LOSS_MIN && p >= HINT_LOSS_SHARE && loss_cost(in, p);
 }
 
-
 /*
  * The one limit to name, in this order: what the kernel counted against a buffer (it is the
  * fix), a connection that mostly had nothing to send (then nothing in the network matters), a

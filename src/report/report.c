@@ -39,10 +39,11 @@ static void format_datagram_calls(char *out, size_t len, const char *name, uint6
 	         per_datagram ? "datagram" : "read");
 }
 
+/* A direction's line; extra ends it (a one-way session's word on the other direction). */
 static void print_human_flow(const char *name, const struct flow_stats *f, enum datagram_side side,
-                             int checksum, double now)
+                             int checksum, double now, const char *extra)
 {
-	char approx[32], reads[96], writes[96], tail[96] = "";
+	char approx[32], reads[96], writes[96], tail[160] = "";
 	double rate = flow_stats_rate(f, now);
 	int n = 0;
 
@@ -50,8 +51,10 @@ static void print_human_flow(const char *name, const struct flow_stats *f, enum 
 		n = snprintf(tail, sizeof tail, "; %llu datagrams, %llu truncated",
 		             (unsigned long long)f->datagrams, (unsigned long long)f->truncated);
 	if (checksum && n >= 0 && (size_t)n < sizeof tail)
-		snprintf(tail + n, sizeof tail - (size_t)n, "; xxh64 %016llx",
-		         (unsigned long long)digest_final(&f->digest));
+		n += snprintf(tail + n, sizeof tail - (size_t)n, "; xxh64 %016llx",
+		              (unsigned long long)digest_final(&f->digest));
+	if (n >= 0 && (size_t)n < sizeof tail)
+		snprintf(tail + n, sizeof tail - (size_t)n, "%s", extra);
 	if (f->bytes == 0) {
 		/* nothing to average: the figures would only read as zeros */
 		fprintf(
@@ -209,11 +212,18 @@ static void print_human(const struct session *s, int sndbuf, int rcvbuf, double 
 	const struct config *cfg = s->cfg;
 	int datagram = cfg->transport->datagram;
 
-	/* sent: stdin -> the socket's writes; received: the socket's reads -> stdout */
-	print_human_flow("sent", &s->sent, datagram ? DATAGRAM_WRITES : DATAGRAM_NONE,
-	                 cfg->checksum, now);
-	print_human_flow("received", &s->received, datagram ? DATAGRAM_READS : DATAGRAM_NONE,
-	                 cfg->checksum, now);
+	/*
+	 * sent: stdin -> the socket's writes; received: the socket's reads -> stdout. A one-way
+	 * session's other direction moved no data: a clause, not a line of zeros.
+	 */
+	if (!s->one_way || !cfg->listen)
+		print_human_flow("sent", &s->sent, datagram ? DATAGRAM_WRITES : DATAGRAM_NONE,
+		                 cfg->checksum, now,
+		                 s->one_way ? "; one way, nothing received" : "");
+	if (!s->one_way || cfg->listen)
+		print_human_flow("received", &s->received,
+		                 datagram ? DATAGRAM_READS : DATAGRAM_NONE, cfg->checksum, now,
+		                 s->one_way ? "; one way, nothing sent" : "");
 	print_human_resume(&s->resume);
 	print_human_retry(s);
 	/* with --resume the counts are the whole file's, as the digests are */

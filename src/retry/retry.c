@@ -185,14 +185,16 @@ void retry_give_up(const struct retry *rt, struct session *s)
 {
 	struct failure last = s->failure;
 	const char *advice = "";
+	int ran_out;
 
 	if (last.status == EXIT_OK)
 		return;
 	if (rt->phase == PHASE_RELAY && !rt->keeps && retriable(s, rt, PHASE_OPENING))
 		advice = "; not retried: the receiver does not keep listening (give it -l -k "
 		         "--resume)";
+	ran_out = rt->tries >= s->cfg->retry && retriable(s, rt, rt->phase);
 	s->failure.status = EXIT_OK;
-	if (rt->tries >= s->cfg->retry && retriable(s, rt, rt->phase))
+	if (ran_out)
 		failure_set(&s->failure, rt->joined ? EXIT_PEER : EXIT_CONNECT,
 		            "gave up after %u retries: %s; the receiver confirmed %llu bytes",
 		            rt->tries, last.why, (unsigned long long)rt->confirmed);

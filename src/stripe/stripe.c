@@ -43,17 +43,17 @@ static int join_one(const struct config *cfg, int fd, const struct stripe_join *
 	if (got > 0 && stripe_hello_seen(hello, got) < 0)
 		return failure_set(fail, status,
 		                   "-P: %s is not a fastcat -P receiver: it sent other data "
-		                   "first (give -l -P at the other end)",
+		                   "first (give -l -P auto at the other end)",
 		                   peer);
 	if (got < sizeof hello && errno == 0)
 		return failure_set(fail, status,
 		                   "-P: %s is not a fastcat -P receiver: it ended its side "
-		                   "without a stripe hello (give -l -P at the other end)",
+		                   "without a stripe hello (give -l -P auto at the other end)",
 		                   peer);
 	if (got < sizeof hello && errno == ETIMEDOUT)
 		return failure_set(fail, status,
 		                   "-P: %s is not a fastcat -P receiver: no stripe hello in "
-		                   "%g s (give -l -P at the other end)",
+		                   "%g s (give -l -P auto at the other end)",
 		                   peer, stripe_patience(cfg));
 	if (got < sizeof hello)
 		return failure_set(fail, status,
@@ -64,7 +64,7 @@ static int join_one(const struct config *cfg, int fd, const struct stripe_join *
 		return failure_set(
 		    fail, EXIT_CONNECT,
 		    j->resume ? "-P --resume: %s is a fastcat -P receiver without --resume "
-		                "(give -l -P --resume at the other end)"
+		                "(give -l -P auto --resume at the other end)"
 		              : "-P: %s is a fastcat -l -P --resume receiver (it goes on "
 		                "with a file it has part of); give --resume at this end",
 		    peer);
