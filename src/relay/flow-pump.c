@@ -64,11 +64,11 @@ uint64_t flow_stdin_left(const struct flow *f)
 {
 	uint64_t held = f->method == METHOD_SENDFILE ? 0 : flow_len(f);
 	struct stat st;
-	off_t at;
 	int queued = 0;
 
 	if (fstat(f->stdio, &st) == 0 && S_ISREG(st.st_mode)) {
-		at = lseek(f->stdio, 0, SEEK_CUR);
+		off_t at = lseek(f->stdio, 0, SEEK_CUR);
+
 		return held + (at >= 0 && st.st_size > at ? (uint64_t)(st.st_size - at) : 0);
 	}
 	if (ioctl(f->stdio, FIONREAD, &queued) == 0 && queued > 0)
