@@ -209,6 +209,17 @@ pxfer() {
   assert_same_bytes "$A" "$T/L.out"
 }
 
+# auto_session_refused PATTERN: the -P auto session (sender C, listener L) ended well, byte-exact,
+# and the listener logged a refusal that matches PATTERN.
+auto_session_refused() {
+  local rc
+  wait_exit rc "$C_PID" 30
+  assert_equal "sender exit $rc" "sender exit 0"
+  listener_ok 30
+  assert_same_bytes "$A" "$T/L.out"
+  grep -q -- "$1" "$T/L.err" || fail "no refusal logged: $(cat "$T/L.err")"
+}
+
 # stripe_peer PORT MODE [ARG]: a made-up -P sender or stranger, in Python (doc/stripe-protocol.md).
 # MODE fixed PAYLOAD: a -P 2 sender whose second connection is first tried from 127.0.0.2 with
 # the session's id (it prints "stranger refused" or "stranger taken"), then made from 127.0.0.1;
@@ -284,7 +295,7 @@ PY
 }
 
 @test "-P auto: a stranger from 127.0.0.2 that joins with the session's id is refused; the session completes byte-exact" {
-  local id rc
+  local id
   fc_listen L -P auto
   bg_start C "$A" "$T/c.out" "$FASTCAT" -P auto --rate-limit 4M 127.0.0.1 "$L_PORT"
   wait_for_line "$T/L.err" '-P auto: a session from' "$L_PID" || fail "no session"
@@ -292,12 +303,7 @@ PY
   [[ -n $id ]] || fail "no session id in: $(cat "$T/L.err")"
   run -0 stripe_peer "$L_PORT" join "$id"
   assert_output "stranger refused"
-  wait_exit rc "$C_PID" 30
-  assert_equal "sender exit $rc" "sender exit 0"
-  listener_ok 30
-  assert_same_bytes "$A" "$T/L.out"
-  grep -q -- "-P: refused a connection from 127.0.0.2:[0-9]*: not from the host of the session's first connection" "$T/L.err" ||
-    fail "no refusal named: $(cat "$T/L.err")"
+  auto_session_refused "-P: refused a connection from 127.0.0.2:[0-9]*: not from the host of the session's first connection"
 }
 
 @test "-P auto on loopback: one connection, settled at once (a round trip under 1 ms); byte-exact, both ends report 1 stream" {
@@ -321,13 +327,7 @@ PY
   wait_for_line "$T/L.err" '-P auto: a session from' "$L_PID" || fail "no session"
   # it is sent the stripe hello, then says something that is no join: reset, logged
   run bash -c 'printf "GET / HTTP/1.0\r\n\r\n" | nc.openbsd -w 2 127.0.0.1 "$1"' _ "$L_PORT"
-  local rc
-  wait_exit rc "$C_PID" 30
-  assert_equal "sender exit $rc" "sender exit 0"
-  listener_ok 30
-  assert_same_bytes "$A" "$T/L.out"
-  grep -q -- '-P: refused a connection from 127.0.0.1:[0-9]*: not a -P sender' "$T/L.err" ||
-    fail "no refusal logged: $(cat "$T/L.err")"
+  auto_session_refused '-P: refused a connection from 127.0.0.1:[0-9]*: not a -P sender'
 }
 
 @test "one connection reset mid-transfer: both ends exit 5 within -w, naming the connection; the receiver says how many bytes it delivered in order" {

@@ -431,10 +431,5 @@ void endpoint_abort(const struct config *cfg, struct endpoint *ep)
 /* Close, and remove a temporary Unix address this end bound. */
 void endpoint_close(struct endpoint *ep)
 {
-	if (ep->fd >= 0)
-		close(ep->fd);
-	ep->fd = -1;
-	if (ep->bound_path[0] != '\0')
-		unlink(ep->bound_path);
-	ep->bound_path[0] = '\0';
+	sock_close(&ep->fd, ep->bound_path);
 }

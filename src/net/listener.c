@@ -288,12 +288,7 @@ void listener_forget_peer(struct listener *l)
 /* Close, and remove the socket file this listener created (never someone else's). */
 void listener_close(struct listener *l)
 {
-	if (l->fd >= 0)
-		close(l->fd);
-	l->fd = -1;
-	if (l->created_path[0] != '\0')
-		unlink(l->created_path);
-	l->created_path[0] = '\0';
+	sock_close(&l->fd, l->created_path);
 }
 
 /*

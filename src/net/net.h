@@ -90,6 +90,7 @@ uint32_t listener_busy_seconds(const struct listener *);
 int sock_open(const struct config *, int, struct failure *);
 int sock_set_nonblock(int, int);
 void sock_read_buffers(int, int *, int *);
+void sock_close(int *, char *);
 
 /* tcpinfo-linux.c or tcpinfo-none.c, chosen by configure: a struct tcp_stats (fastcat.h) is
  * filled once per report or -P auto tick, never per chunk; a figure this kernel or the build's

@@ -165,3 +165,15 @@ static void warn_one(const char *option, const char *sysctl, int requested, int 
 		log_warn("%s %s: the kernel raised it to its minimum, %d bytes", option, size,
 		         granted);
 }
+
+/* Close *fd (-1 after), and remove the Unix socket file path names, which this end made ("": none).
+ */
+void sock_close(int *fd, char *path)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+	if (path[0] != '\0')
+		unlink(path);
+	path[0] = '\0';
+}

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <unistd.h>
 
@@ -45,6 +46,43 @@ void flow_wrote(struct flow *f, size_t n, unsigned count)
 	iobuf_consumed(&f->buf, n);
 	f->stats->datagrams += f->dgram_dst ? count : 0;
 	flow_count_write(f, delivered, n / count); /* a batch holds equal datagrams */
+}
+
+/*
+ * What a write step's syscall said, n of want bytes from the buffer's head in count equal
+ * datagrams (or one write): counted, or "try again", or the failure. 0, or -1.
+ */
+int flow_wrote_result(struct flow *f, ssize_t n, size_t want, unsigned count)
+{
+	f->stats->writes++;
+	switch (io_result(n)) {
+	case IO_MOVED: flow_wrote(f, (size_t)n, count); break;
+	case IO_AGAIN: flow_set_dst_ready(f, 0); break;
+	case IO_END:
+	case IO_INTERRUPTED: break;
+	case IO_FAILED: return flow_write_failed(f, want);
+	}
+	return 0;
+}
+
+/*
+ * After poll: any event, error or hangup included, means the next syscall on that fd will
+ * tell more. stdio's slot marks stdio ready; a connection's, its ready flag of the n in fds.
+ */
+void flow_poll_ready(struct flow *f, const struct pollfd *pfd, int npfd, const int *fds, int *ready,
+                     unsigned n)
+{
+	short conn_events = f->kind == FLOW_SEND ? POLLOUT : POLLIN;
+
+	for (int i = 0; i < npfd; i++) {
+		if (pfd[i].revents == 0)
+			continue;
+		if (pfd[i].events != conn_events)
+			f->stdio_ready = 1;
+		else
+			for (unsigned k = 0; k < n; k++)
+				ready[k] |= fds[k] == pfd[i].fd;
+	}
 }
 
 /* A syscall failed with err: the relay's message names it (and the direction's object). */

@@ -291,15 +291,7 @@ int flow_dgram_write(struct flow *f, size_t want)
 		n = flow_dgram_send(f, want);
 	else
 		n = write(flow_dst(f), iobuf_head(&f->buf), want);
-	f->stats->writes++;
-	switch (io_result(n)) {
-	case IO_MOVED: flow_wrote(f, (size_t)n, count); break;
-	case IO_AGAIN: flow_set_dst_ready(f, 0); break;
-	case IO_END:
-	case IO_INTERRUPTED: break;
-	case IO_FAILED: return flow_write_failed(f, want);
-	}
-	return 0;
+	return flow_wrote_result(f, n, want, count);
 }
 
 /*

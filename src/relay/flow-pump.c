@@ -176,17 +176,7 @@ static int write_sink(struct flow *f, size_t want)
 /* One write(2) of at most want bytes from the buffer's head. */
 static int write_plain(struct flow *f, size_t want)
 {
-	ssize_t n = write(flow_dst(f), iobuf_head(&f->buf), want);
-
-	f->stats->writes++;
-	switch (io_result(n)) {
-	case IO_MOVED: flow_wrote(f, (size_t)n, 1); break;
-	case IO_AGAIN: flow_set_dst_ready(f, 0); break;
-	case IO_END:
-	case IO_INTERRUPTED: break;
-	case IO_FAILED: return flow_write_failed(f, want);
-	}
-	return 0;
+	return flow_wrote_result(f, write(flow_dst(f), iobuf_head(&f->buf), want), want, 1);
 }
 
 /* The flow's read and write steps, from its role and what plugs into it: once, at set-up. */
@@ -389,23 +379,13 @@ int flow_poll_events(const struct flow *f, struct pollfd *pfd)
 	return n;
 }
 
-/* Any event, error or hangup included, means the next syscall will tell us more. */
+/* What poll said of the flow's slots: its feature's, or stdio's and the connection's. */
 void flow_poll_result(struct flow *f, const struct pollfd *pfd, int n)
 {
-	short sock_events = f->kind == FLOW_SEND ? POLLOUT : POLLIN;
-
-	if (f->ops->poll_result != NULL) {
+	if (f->ops->poll_result != NULL)
 		f->ops->poll_result(f, pfd, n);
-		return;
-	}
-	for (int i = 0; i < n; i++) {
-		if (pfd[i].revents == 0)
-			continue;
-		if (pfd[i].events != sock_events)
-			f->stdio_ready = 1;
-		else
-			f->sock_ready = 1;
-	}
+	else
+		flow_poll_ready(f, pfd, n, &f->sock, &f->sock_ready, 1);
 }
 
 /*

@@ -138,6 +138,8 @@ static inline enum io_result io_result(ssize_t n)
 void flow_count_read(struct flow *, size_t);
 void flow_count_write(struct flow *, uint64_t, size_t);
 void flow_wrote(struct flow *, size_t, unsigned);
+int flow_wrote_result(struct flow *, ssize_t, size_t, unsigned);
+void flow_poll_ready(struct flow *, const struct pollfd *, int, const int *, int *, unsigned);
 void flow_failed(struct flow *, int, int);
 int flow_write_failed(struct flow *, size_t);
 int flow_fail(struct flow *, int, const char *, ...) __attribute__((format(printf, 3, 4)));

@@ -95,21 +95,12 @@ int stripe_poll_events(const struct flow *f, struct pollfd *pfd)
 	return n;
 }
 
-/* Any event, error or hangup included, means the next syscall will tell us more. */
+/* What poll said of stdio and of each of the session's connections this flow has. */
 void stripe_poll_result(struct flow *f, const struct pollfd *pfd, int n)
 {
 	struct stripe_flow *s = f->ctx;
-	short conn_events = f->kind == FLOW_SEND ? POLLOUT : POLLIN;
 
-	for (int i = 0; i < n; i++) {
-		if (pfd[i].revents == 0)
-			continue;
-		if (pfd[i].events != conn_events)
-			f->stdio_ready = 1;
-		else
-			for (unsigned k = 0; k < s->n; k++)
-				s->ready[k] |= s->conns->fd[k] == pfd[i].fd;
-	}
+	flow_poll_ready(f, pfd, n, s->conns->fd, s->ready, s->n);
 }
 
 /* A sending connection's buffer: a chunk header and a chunk, or an END and its trailer. */
