@@ -128,7 +128,10 @@ time.sleep(60)'
   local rc left
   wait_exit rc "$C_PID" 10
   assert_equal "sender exit $rc" "sender exit 5"
-  grep -q 'stdin -> socket: sendfile' "$T/C.err" || fail "not a sendfile transfer: $(cat "$T/C.err")"
+  # a build without splice has no sendfile either: there the count is read/write's, checked the same
+  if ! grep -q 'this build has no splice' "$T/C.err"; then
+    grep -q 'stdin -> socket: sendfile' "$T/C.err" || fail "not a sendfile transfer: $(cat "$T/C.err")"
+  fi
   left=$(sed -n 's/^fastcat: send to .*: .* (\([0-9]*\) bytes read from stdin not sent)$/\1/p' "$T/C.err")
   [[ -n $left ]] || fail "no count: $(cat "$T/C.err")"
   ((left >= 1048576 && left < 8388608)) || fail "$left bytes not sent: the file's rest is more than 1 MiB"
