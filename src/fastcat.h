@@ -207,7 +207,9 @@ struct session {
 	int lost_errno; /* errno of the socket failure that ended the relay, 0: another cause */
 	int close_plainly; /* the peer must read our last words (a refusal): close, do not reset */
 	int one_way; /* -P, --retry: the data goes one way, the sender's stdin to the receiver's */
-	struct failure failure; /* how it failed: the exit status and the one-line reason */
+	struct failure failure;  /* how it failed: the exit status and the one-line reason */
+	char auto_decision[160]; /* -P auto, sending: what it decided (stripe-auto.c), for the hint
+	                          */
 };
 
 #endif

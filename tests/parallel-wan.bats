@@ -50,8 +50,37 @@ lab_xfer() {
   n=$(jq -r '.streams | length' <<<"$CJSON")
   ((n >= 2 && n <= 16)) || fail "-P auto ended with $n connections: $(cat "$T/c.err")"
   jq_is "$LJSON" '.streams | length' "$n"
-  grep -Eq '^fastcat: -P auto: 1 -> 4 connections at [0-9]+ Mbit/s$' "$T/c.err" ||
+  grep -Eq '^fastcat: -P auto: 1 -> ([4-9]|1[0-6]) connections at [0-9]+ Mbit/s$' "$T/c.err" ||
     fail "no growth line: $(cat "$T/c.err")"
+}
+
+# 256 KiB of send buffer per 20 ms carries about 100 Mbit/s: one connection is held back by
+# its window on a 500 Mbit/s path whose round trip is short, where the old relative rule read
+# the window's bursts as a full queue.
+@test "-P auto over a 20 ms lab where one window is too small: grows past one connection, the hint names its decision" {
+  mkpayload "$T/a" $((48 * 1024 * 1024 + 1))
+  wanlab_up "$LAB" --rate 500mbit --delay-ms 10
+  wanlab_a sysctl -qw net.ipv4.tcp_wmem='4096 16384 262144'
+  lab_xfer "$T/a" 90 -P auto -- -v -P auto
+  local n
+  n=$(jq -r '.streams | length' <<<"$CJSON")
+  ((n >= 4)) || fail "-P auto ended with $n connections: $(cat "$T/c.err")"
+  grep -Eq '^fastcat: -P auto: 1 -> ([4-9]|1[0-6]) connections at [0-9]+ Mbit/s$' "$T/c.err" ||
+    fail "no first step: $(cat "$T/c.err")"
+  if grep -q '^fastcat: hint: ' "$T/c.err"; then
+    grep -Eq '^fastcat: hint: .*; -P auto (settled at|had grown to) [0-9]+ connection' "$T/c.err" ||
+      fail "the hint does not speak of what -P auto decided: $(grep '^fastcat: hint' "$T/c.err")"
+    ! grep -Eq '^fastcat: hint: .*try -P' "$T/c.err" || fail "the hint suggests another -P"
+  fi
+}
+
+@test "-P auto over a 2 ms lab that one connection fills: keeps one connection" {
+  mkpayload "$T/a" $((96 * 1024 * 1024))
+  wanlab_up "$LAB" --rate 500mbit --delay-ms 1
+  lab_xfer "$T/a" 90 -P auto -- -v -P auto
+  jq_true "$CJSON" '(.streams | length) == 1' ||
+    fail "-P auto grew on a 2 ms path: $(grep -- '-P auto' "$T/c.err")"
+  ! grep -Eq '^fastcat: -P auto: 1 -> ' "$T/c.err" || fail "a growth line: $(cat "$T/c.err")"
 }
 
 @test "TCP_INFO over a 2 x 25 ms lab: the sender's min RTT is within 20 % of 50 ms" {

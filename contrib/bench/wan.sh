@@ -18,6 +18,8 @@
 #   -L P        random loss each way, a probability (default 0; e.g. 0.001 = 0.1 %)
 #   -r RATE     link rate (default 1gbit)        -d MS    one-way delay (default 50)
 #   -m MTU      (default 9000)                   -q BYTES queue (default one BDP)
+#   -c ALGO     congestion control inside the lab, both hosts (default cubic; e.g. bbr, reno);
+#               the header shows what the lab got, and a lab that cannot get ALGO is an error
 #   -a 'ARGS'   extra fastcat arguments, both ends (word-split), e.g. -a '-B 1M'
 #   -F PATH     fastcat binary (default: src/fastcat of this tree)
 #   -b TOOL     ratio baseline (default nc.openbsd if selected, else the first tool)
@@ -35,7 +37,7 @@ export LC_ALL=C
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TOP=$(cd "$HERE/../.." && pwd)
 MIB=1024 ROUNDS=1 TOOLS=fastcat,nc.openbsd,socat-b1M,iperf3-P1,iperf3-P8 LOSS=0 RATE=1gbit DELAY=50
-MTU=9000 QUEUE='' FC_EXTRA='' FASTCAT=$TOP/src/fastcat BASE='' TMO='' CHECK=1 CSV='' PNG=''
+MTU=9000 CC=cubic QUEUE='' FC_EXTRA='' FASTCAT=$TOP/src/fastcat BASE='' TMO='' CHECK=1 CSV='' PNG=''
 
 # The tools, as data: NAME | receiver on host B | sender on host A. @FC@ is fastcat with -a's
 # arguments, @B@ host B's address, @P@ the port, @N@ the bytes. A receiver without @P@ listens
@@ -56,10 +58,10 @@ TOOL_TABLE=(
 
 # shellcheck source=contrib/bench/lib.sh
 . "$HERE/lib.sh"
-while getopts "s:n:t:L:r:d:m:q:a:F:b:T:o:p:h" o; do
+while getopts "s:n:t:L:r:d:m:c:q:a:F:b:T:o:p:h" o; do
 	case $o in
 	s) MIB=$OPTARG ;; n) ROUNDS=$OPTARG ;; t) TOOLS=$OPTARG ;; L) LOSS=$OPTARG ;;
-	r) RATE=$OPTARG ;; d) DELAY=$OPTARG ;; m) MTU=$OPTARG ;; q) QUEUE=$OPTARG ;;
+	r) RATE=$OPTARG ;; d) DELAY=$OPTARG ;; m) MTU=$OPTARG ;; c) CC=$OPTARG ;; q) QUEUE=$OPTARG ;;
 	a) FC_EXTRA=$OPTARG ;; F) FASTCAT=$OPTARG ;; b) BASE=$OPTARG ;; T) TMO=$OPTARG ;; o) CSV=$OPTARG ;;
 	p) PNG=$OPTARG ;;
 	h) usage; exit 0 ;;
@@ -72,6 +74,7 @@ shift $((OPTIND - 1))
 [[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || die "-n wants a positive number"
 [[ $LOSS =~ ^(0|0?\.[0-9]+|1)$ ]] || die "-L wants a probability (0 to 1), e.g. 0.001"
 [[ $MTU =~ ^[0-9]+$ ]] || die "-m wants a number"
+[[ $CC =~ ^[a-z][a-z0-9_]*$ ]] || die "-c wants a congestion control name, e.g. cubic or bbr"
 [ "${BASH_VERSINFO[0]}" -ge 5 ] || die "needs bash >= 5 (EPOCHREALTIME)"
 [ "$(id -u)" = 0 ] || die "needs root (network namespaces)"
 BYTES=$((MIB * 1048576))
@@ -142,9 +145,10 @@ fi
 bench_workdir
 wan_cleanup() { cleanup; wanlab_down; }
 trap wan_cleanup EXIT
-lab_args=(--rate "$RATE" --delay-ms "$DELAY" --loss "$LOSS" --mtu "$MTU")
+lab_args=(--rate "$RATE" --delay-ms "$DELAY" --loss "$LOSS" --mtu "$MTU" --cc "$CC")
 [ -z "$QUEUE" ] || lab_args+=(--queue "$QUEUE")
 wanlab_up "fwbench$$" "${lab_args[@]}" || die "the lab did not come up"
+[ "$WL_CC" = "$CC" ] || die "-c $CC: the lab got '$WL_CC' (available here: $(cat /proc/sys/net/ipv4/tcp_available_congestion_control 2> /dev/null); modprobe tcp_$CC?)"
 bench_source
 
 RESULTS=$WORK/runs.csv

@@ -86,6 +86,16 @@ void listener_forget_peer(struct listener *);
 void listener_close(struct listener *);
 uint32_t listener_busy_seconds(const struct listener *);
 
+/*
+ * path.c: the rate -P auto's first step and the hint's -P aim at: 1 Gbit/s, the link most
+ * long paths end in (fastcat(1), "-P auto").
+ */
+#define PATH_AIM         (1e9 / 8)
+#define PATH_CONNS_MAX   16 /* the most connections -P auto opens */
+#define PATH_CONNS_FIRST 4  /* the fewest its first step opens */
+double path_window_rate(double, double);
+unsigned path_conns_for(double, unsigned, unsigned);
+
 /* sock.c */
 int sock_open(const struct config *, int, struct failure *);
 int sock_set_nonblock(int, int);

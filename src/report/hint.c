@@ -190,18 +190,41 @@ enum hint hint_choose(const struct hint_input *in)
 /* "40.0 MiB/s (0.336 Gbit/s)": the most bytes a window of this size moves in one RTT. */
 static void format_window_rate(char *out, size_t len, double window, double rtt_ms)
 {
-	double rate = window / (rtt_ms / 1000);
+	double rate = path_window_rate(window, rtt_ms);
 	char bytes[32];
 
 	units_format_bytes((uint64_t)rate, bytes, sizeof bytes);
 	snprintf(out, len, "%s/s (%.3f Gbit/s)", bytes, rate * 8 / 1e9);
 }
 
+/*
+ * What more connections would do, for a hint that names a window or loss: with -P auto, what
+ * it decided (the hint and the decision speak of the same connections); alone, the -P that
+ * -P auto's first step would open at this connection's rate (net/path.c); with a fixed -P N,
+ * more than N. Nothing on a path under HINT_SHORT_MS, where one window fills any link.
+ */
+static void format_more_conns(char *out, size_t len, const struct hint_input *in)
+{
+	const struct tcp_stats *t = in->tcp;
+	double busy = t->busy_s > 0 ? t->busy_s : in->seconds;
+
+	if (in->auto_decision != NULL)
+		snprintf(out, len, "; -P auto %s", in->auto_decision);
+	else if (!long_path(t))
+		snprintf(out, len, "%s", "");
+	else if (in->streams > 1)
+		snprintf(out, len, "; try more connections than -P %u", in->streams);
+	else
+		snprintf(out, len, "; try -P %u (-P auto's first step at this rate)",
+		         path_conns_for(fraction((double)in->bytes, busy), PATH_CONNS_FIRST,
+		                        PATH_CONNS_MAX));
+}
+
 /* How the send buffer held the connection back: the kernel's share, or the windows compared. */
 static void format_sndbuf(char *out, size_t len, const struct hint_input *in)
 {
 	const struct tcp_stats *t = in->tcp;
-	char how[160], cap[160] = "";
+	char how[160], cap[160] = "", more[224];
 
 	if (kernel_limited(t->sndbuf_limited_s, t)) {
 		snprintf(how, sizeof how, "back %.0f %% of the time it was busy",
@@ -224,11 +247,11 @@ static void format_sndbuf(char *out, size_t len, const struct hint_input *in)
 		         ": SO_SNDBUF %s at rtt %.*f ms carries at most %s on one connection", size,
 		         t->rtt_ms < 1 ? 3 : 1, t->rtt_ms, rate);
 	}
+	format_more_conns(more, sizeof more, in);
 	snprintf(out, len,
 	         "the send buffer held the connection %s%s; raise net.ipv4.tcp_wmem (now %s) or "
 	         "-O%s",
-	         how, cap, in->wmem != NULL ? in->wmem : "unknown",
-	         long_path(t) ? ", or try -P 4" : "");
+	         how, cap, in->wmem != NULL ? in->wmem : "unknown", more);
 }
 
 /* How the source held the connection back: idle most of the time, or its window mostly unused. */
@@ -262,7 +285,9 @@ void hint_format(char *out, size_t len, enum hint h, const struct hint_input *in
 {
 	const struct tcp_stats *t = in->tcp;
 	double segs = segments_sent(in);
+	char more[224];
 
+	format_more_conns(more, sizeof more, in);
 	switch (h) {
 	case HINT_NONE: snprintf(out, len, "%s", ""); break;
 	case HINT_SNDBUF: format_sndbuf(out, len, in); break;
@@ -280,8 +305,7 @@ void hint_format(char *out, size_t len, enum hint h, const struct hint_input *in
 		         "%.0f segments sent again (%.2f %% of about %.0f): loss kept the "
 		         "congestion window (%s) small%s",
 		         t->retransmits, 100 * fraction(t->retransmits, segs), segs,
-		         t->congestion[0] != '\0' ? t->congestion : "?",
-		         long_path(t) ? "; try -P, whose connections back off one at a time" : "");
+		         t->congestion[0] != '\0' ? t->congestion : "?", more);
 		break;
 	}
 }

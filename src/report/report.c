@@ -252,7 +252,8 @@ static void print_hints(const struct session *s, int sndbuf, double now)
 	                        .bytes = s->sent.bytes,
 	                        .sndbuf = sndbuf,
 	                        .tcp = &s->tcp,
-	                        .streams = s->conns.n};
+	                        .streams = s->conns.n,
+	                        .auto_decision = s->auto_decision[0] ? s->auto_decision : NULL};
 	enum hint h = hint_choose(&in);
 
 	if (hint_format_cap(line, sizeof line, "--sndbuf", "net.core.wmem_max", cfg->sndbuf,

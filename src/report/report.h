@@ -45,6 +45,7 @@ struct hint_input {
 	const struct tcp_stats *tcp; /* TCP_INFO at the end */
 	const char *wmem, *rmem;     /* net.ipv4.tcp_wmem, tcp_rmem as text, or NULL */
 	unsigned streams;            /* connections tcp adds up (-P); 0 or 1: one */
+	const char *auto_decision;   /* -P auto: what it decided; NULL: -P auto did not run */
 };
 enum hint hint_choose(const struct hint_input *);
 void hint_format(char *, size_t, enum hint, const struct hint_input *);

@@ -1,11 +1,16 @@
 /*
  * stripe-auto.c: -P auto's decision, from what the connections did since
  * the last tick (pure; stripe-grow.c gathers the figures, tests/unit checks
- * the rules). It opens 3 more connections, then doubles them (4 more at
- * most a step) each time those it has stopped getting faster, while half
- * of them or more are held back by their windows (or lose packets, which
- * more connections make up for too) and the last step raised the goodput
- * by 10 % or more, up to STRIPE_AUTO_MAX; then it settles for good.
+ * the rules). The model (fastcat(1), "-P auto"): a connection held back by
+ * its window carries its window per round trip and no more, whatever the
+ * path could take; a path is full when a queue stands in it (even the low
+ * edge of the round trip sits above its minimum) or when more connections
+ * stopped carrying more. So while half of the connections or more are
+ * held back by their windows (or lose packets with no queue standing: a
+ * random loss, which more connections make up for), it opens more: first
+ * as many as it takes to carry 1 Gbit/s at what one carried (net/path.c,
+ * 4 at least), then doubling, each step judged by the goodput it brought,
+ * up to STRIPE_AUTO_MAX; then it settles for good.
  */
 #include "config.h"
 
@@ -13,6 +18,7 @@
 #include <stdio.h>
 
 #include "fastcat.h"
+#include "net/net.h"
 #include "stripe/stripe.h"
 
 /*
@@ -21,8 +27,14 @@
  */
 #define AUTO_MIN_RTT_MS 1.0
 #define AUTO_GAIN       1.10 /* what the last step must have raised the goodput by */
-#define AUTO_STEP_MAX   4    /* connections one step opens at most */
-#define AUTO_QUEUE_RTT  1.25 /* smoothed RTT over the minimum that says a queue builds */
+/*
+ * A queue stands when the round trip's low edge (smoothed RTT less its
+ * mean deviation) sits this share of the minimum above it, and this many
+ * milliseconds: a window-limited connection's bursts queue for a moment
+ * at the bottleneck and a busy host adds a few ms; neither fills a path.
+ */
+#define AUTO_QUEUE_SHARE 0.25
+#define AUTO_QUEUE_MS    2.0
 
 /*
  * Seconds between ticks: long enough for a new connection's handshake and
@@ -66,7 +78,23 @@ static unsigned settle(struct auto_state *st, const char *why, unsigned n)
 	st->settled = 1;
 	snprintf(st->why, sizeof st->why, "settled at %u connection%s: %s", n, n == 1 ? "" : "s",
 	         why);
+	snprintf(st->decision, sizeof st->decision, "%s", st->why);
 	return 0;
+}
+
+/* Milliseconds the round trip's low edge stands above its minimum, 0 when not known. */
+static double standing_queue_ms(const struct auto_sample *a)
+{
+	double low = a->rtt_ms - (a->rttvar_ms > 0 ? a->rttvar_ms : 0);
+
+	return low > a->min_rtt_ms ? low - a->min_rtt_ms : 0; /* NAN compares false */
+}
+
+static int queue_stands(const struct auto_sample *a)
+{
+	double q = standing_queue_ms(a);
+
+	return q > AUTO_QUEUE_MS && q > AUTO_QUEUE_SHARE * a->min_rtt_ms;
 }
 
 /* Bytes/s over this tick and the one before: one tick of a few round trips is bursty. */
@@ -100,6 +128,7 @@ static int judged(struct auto_state *st, const struct auto_sample *a)
 	snprintf(st->why, sizeof st->why,
 	         "settled at %u connections: goodput %.0f -> %.0f Mbit/s, less than 10 %% more",
 	         a->n, st->goodput * 8 / 1e6, now * 8 / 1e6);
+	snprintf(st->decision, sizeof st->decision, "%s", st->why);
 	st->settled = 1;
 	return -1;
 }
@@ -125,30 +154,31 @@ static unsigned decide(struct auto_state *st, const struct auto_sample *a)
 	if (!a->network_bound || (2 * a->limited < a->n && !(a->retransmits > 0)))
 		return 0;
 	/*
-	 * The connections there are still get faster tick by tick (slow start):
-	 * what they add up to is not known yet. Only the first step, which
-	 * costs a long path nothing, goes before that.
+	 * The connections there are still get faster tick by tick (slow start,
+	 * or the peer's window still growing: at the first ticks one connection
+	 * can look held back by it at 2 Mbit/s): what they carry is not known
+	 * yet, and the next step is sized by it. So it waits for a tick that
+	 * carried no more than 10 % over the one before.
 	 */
-	if (a->n > 1 && st->prev_s > 0 && a->seconds > 0 &&
+	if (!(st->prev_s > 0) || !(a->seconds > 0) ||
 	    a->acked / a->seconds >= AUTO_GAIN * (st->prev_acked / st->prev_s))
 		return 0;
-	/* a queue builds up on the path: it is full, whatever the windows say */
-	if (a->rtt_ms > AUTO_QUEUE_RTT * a->min_rtt_ms) {
-		char why[96];
+	if (queue_stands(a)) {
+		char why[128];
 
 		snprintf(why, sizeof why,
-		         "the round trip is %.0f %% over its minimum: the path's queue fills",
-		         (a->rtt_ms / a->min_rtt_ms - 1) * 100);
+		         "a queue stands in the path: the round trip stays %.1f ms over its "
+		         "minimum of %.1f ms",
+		         standing_queue_ms(a), a->min_rtt_ms);
 		return settle(st, why, a->n);
 	}
-	/*
-	 * The first step goes to 4: one connection's window is all the first
-	 * ticks show, and each step costs three ticks of a long path. Then
-	 * doubling, but by 4 at most: past 8, each step overshoots a full path less.
-	 */
-	add = a->n == 1 ? AUTO_STEP_MAX - 1 : a->n < AUTO_STEP_MAX ? a->n : AUTO_STEP_MAX;
-	add = add < STRIPE_AUTO_MAX - a->n ? add : STRIPE_AUTO_MAX - a->n;
 	st->goodput = smoothed(st, a);
+	/* one connection's rate: this tick's, as the one before may be slow start's */
+	add = a->n == 1 ? path_conns_for(a->seconds > 0 ? a->acked / a->seconds : 0,
+	                                 PATH_CONNS_FIRST, STRIPE_AUTO_MAX) -
+	                      1
+	                : a->n;
+	add = add < STRIPE_AUTO_MAX - a->n ? add : STRIPE_AUTO_MAX - a->n;
 	snprintf(st->why, sizeof st->why, "%u -> %u connections at %.0f Mbit/s", a->n, a->n + add,
 	         st->goodput * 8 / 1e6);
 	st->judging = 1;
@@ -166,4 +196,23 @@ unsigned stripe_auto_decide(struct auto_state *st, const struct auto_sample *a)
 	st->prev_acked = a->acked;
 	st->prev_s = a->seconds;
 	return add;
+}
+
+/*
+ * What -P auto decided, for the exit hint: why it settled, or where it stood
+ * when the data ended first.
+ */
+void stripe_auto_decision(const struct auto_state *st, unsigned n, char *out, size_t len)
+{
+	if (st->settled)
+		snprintf(out, len, "%s", st->decision);
+	else if (n <= 1)
+		snprintf(out, len,
+		         "kept 1 connection: its window never held it back while stdin kept it "
+		         "busy, so more would not carry more");
+	else
+		snprintf(out, len,
+		         "had grown to %u connections and was still growing when the data "
+		         "ended",
+		         n);
 }

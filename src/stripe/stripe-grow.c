@@ -27,6 +27,7 @@ static void sample_add(struct auto_sample *a, const struct auto_conn *c)
 		a->min_rtt_ms = c->now->min_rtt_ms;
 	a->limited += (unsigned)stripe_auto_conn_limited(c);
 	a->rtt_ms += c->now->rtt_ms / a->n; /* NAN where not known: then not judged by it */
+	a->rttvar_ms += c->now->rttvar_ms / a->n;
 }
 
 /* What autotuning may grow SO_SNDBUF to: tcp_wmem's third figure, or -O's fixed size. */
@@ -43,7 +44,8 @@ static double sndbuf_ceiling(const struct stripe_growth *g)
 	return hi;
 }
 
-void stripe_grow_tick(struct stripe_growth *g, const struct stripe_flow *s, double now)
+void stripe_grow_tick(struct stripe_growth *g, const struct stripe_flow *s, double now,
+                      struct session *session)
 {
 	const struct conns *c = g->conns;
 	struct auto_sample a = {.n = c->n, .seconds = now - g->ticked, .min_rtt_ms = NAN};
@@ -82,6 +84,8 @@ void stripe_grow_tick(struct stripe_growth *g, const struct stripe_flow *s, doub
 	add = stripe_auto_decide(&g->decide, &a);
 	if (g->decide.why[0] != '\0')
 		log_verbose("-P auto: %s", g->decide.why);
+	stripe_auto_decision(&g->decide, a.n + add, session->auto_decision,
+	                     sizeof session->auto_decision);
 	while (add-- > 0 && stripe_growth_dial(g) == 0)
 		;
 }
@@ -143,7 +147,7 @@ static int agent_poll_result(void *ctx, struct relay *r, const struct pollfd *pf
 	if (n > 0)
 		log_verbose("-P auto: %u connections", sf->n);
 	if (!listen)
-		stripe_grow_tick(g, sf, now);
+		stripe_grow_tick(g, sf, now, relay_session(r));
 	return 0;
 }
 

@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 
 #include "fastcat.h"
+#include "net/net.h"
 #include "relay/relay.h"
 
 /* The wire format (doc/stripe-protocol.md). */
@@ -25,7 +26,7 @@
 
 /* -P auto: a join's count says the session grows as it goes, up to this many connections */
 #define STRIPE_AUTO     0
-#define STRIPE_AUTO_MAX 16
+#define STRIPE_AUTO_MAX PATH_CONNS_MAX
 
 #define STRIPE_TRAILER_BYTES 8 /* an END's or VERDICT's payload: an XXH64 */
 #define STRIPE_HAS_DIGEST    1 /* END flag: the XXH64 is of the whole stream (--verify) */
@@ -75,6 +76,7 @@ struct auto_sample {
 	double acked;       /* bytes the receiver acknowledged, all connections */
 	double min_rtt_ms;  /* the lowest round trip any of them saw */
 	double rtt_ms;      /* their smoothed round trips, the mean */
+	double rttvar_ms;   /* their round trips' mean deviations, the mean */
 	unsigned limited;   /* connections their send buffer or the peer's window held back */
 	double retransmits; /* segments sent again */
 	int network_bound;  /* stdin kept the connections full more often than it ran dry */
@@ -96,11 +98,13 @@ struct auto_state {
 	double prev_acked, prev_s; /* the last tick's, for a goodput over two */
 	double acc_acked, acc_s;   /* since the judging began */
 	char why[160];             /* what the last tick decided, for -v */
+	char decision[160];        /* why it settled, for the exit hint */
 };
 
 unsigned stripe_auto_decide(struct auto_state *, const struct auto_sample *);
 int stripe_auto_conn_limited(const struct auto_conn *);
 double stripe_auto_interval(double);
+void stripe_auto_decision(const struct auto_state *, unsigned, char *, size_t);
 
 /*
  * A connection on its way into a session. Receiving: it was accepted and
@@ -231,7 +235,7 @@ void stripe_growth_stop(struct stripe_growth *, const char *);
 void stripe_growth_free(struct stripe_growth *);
 
 /* stripe-grow.c: -P auto while the relay runs */
-void stripe_grow_tick(struct stripe_growth *, const struct stripe_flow *, double);
+void stripe_grow_tick(struct stripe_growth *, const struct stripe_flow *, double, struct session *);
 extern const struct relay_agent stripe_growth_agent;
 
 /* stripe-flow.c: what both striped flows share */

@@ -107,7 +107,7 @@ static void test_table(void)
 		const struct row *r = &rows[i];
 		struct tcp_stats t = stats_of(r);
 		struct hint_input in = {
-		    r->seconds, (uint64_t)r->bytes, (int)r->so_sndbuf, &t, NULL, NULL, 1};
+		    r->seconds, (uint64_t)r->bytes, (int)r->so_sndbuf, &t, NULL, NULL, 1, NULL};
 		enum hint got = hint_choose(&in);
 
 		tap_ok(got == r->want, "%s: hint %d (want %d)", r->what, (int)got, (int)r->want);
@@ -120,7 +120,7 @@ static void test_streams(void)
 	struct row r = {"",   2.53,          4 * 16777216.0, 2.476, 0.04,   0,          0,
 	                1448, 4 * 3075552.0, 41.3,           40.1,  262144, HINT_SNDBUF};
 	struct tcp_stats t = stats_of(&r);
-	struct hint_input in = {r.seconds, (uint64_t)r.bytes, 262144, &t, NULL, NULL, 4};
+	struct hint_input in = {r.seconds, (uint64_t)r.bytes, 262144, &t, NULL, NULL, 4, NULL};
 
 	tap_ok(hint_choose(&in) == HINT_SNDBUF, "-P 4, each connection buffer-bound: the buffer");
 	in.streams = 1;
@@ -132,15 +132,30 @@ static void test_words(void)
 {
 	struct tcp_stats t = stats_of(&rows[0]);
 	struct hint_input in = {
-	    38.5, 1073741824, 4194304, &t, "4096 16384 4194304", "4096 131072 6291456", 1};
+	    38.5, 1073741824, 4194304, &t, "4096 16384 4194304", "4096 131072 6291456", 1, NULL};
 	char line[512];
 
 	hint_format(line, sizeof line, HINT_SNDBUF, &in);
 	tap_ok(strstr(line, "93 %") != NULL && strstr(line, "SO_SNDBUF 4.00 MiB") != NULL &&
 	           strstr(line, "at rtt 100.2 ms carries at most 39.9 MiB/s") != NULL &&
 	           strstr(line, "net.ipv4.tcp_wmem (now 4096 16384 4194304)") != NULL &&
-	           strstr(line, "try -P 4") != NULL,
-	       "the send buffer hint: size, RTT, cap, tcp_wmem, -P 4 (%s)", line);
+	           strstr(line, "try -P 5 (-P auto's first step at this rate)") != NULL,
+	       "the send buffer hint: size, RTT, cap, tcp_wmem, -P 5 for 223 Mbit/s (%s)", line);
+	in.streams = 4;
+	hint_format(line, sizeof line, HINT_SNDBUF, &in);
+	tap_ok(strstr(line, "try more connections than -P 4") != NULL,
+	       "a fixed -P 4: more connections than that (%s)", line);
+	in.auto_decision =
+	    "settled at 8 connections: goodput 800 -> 810 Mbit/s, less than 10 % more";
+	hint_format(line, sizeof line, HINT_SNDBUF, &in);
+	tap_ok(strstr(line, "; -P auto settled at 8 connections: goodput") != NULL &&
+	           strstr(line, "try") == NULL,
+	       "-P auto: the hint names what it decided, and suggests no other -P (%s)", line);
+	hint_format(line, sizeof line, HINT_LOSS, &in);
+	tap_ok(strstr(line, "; -P auto settled at 8") != NULL && strstr(line, "try") == NULL,
+	       "-P auto: the loss hint too (%s)", line);
+	in.auto_decision = NULL;
+	in.streams = 1;
 	t.rwnd_limited_s = 19.2;
 	hint_format(line, sizeof line, HINT_RWND, &in);
 	tap_ok(strstr(line, "50 %") != NULL && strstr(line, "tcp_rmem at the peer") != NULL &&
@@ -168,7 +183,7 @@ static void test_words(void)
 static void test_short_path_words(void)
 {
 	struct tcp_stats t = stats_of(&rows[0]);
-	struct hint_input in = {38.5, 1073741824, 4194304, &t, "4096 16384 4194304", NULL, 1};
+	struct hint_input in = {38.5, 1073741824, 4194304, &t, "4096 16384 4194304", NULL, 1, NULL};
 	char line[512];
 
 	t.rtt_ms = t.min_rtt_ms = 0.04;
@@ -185,7 +200,7 @@ static void test_short_path_words(void)
 static void test_window_words(void)
 {
 	struct tcp_stats t = stats_of(&rows[0]);
-	struct hint_input in = {2.53, 16777216, 262144, &t, "4096 16384 262144", NULL, 1};
+	struct hint_input in = {2.53, 16777216, 262144, &t, "4096 16384 262144", NULL, 1, NULL};
 	char line[512];
 
 	t.busy_s = 2.476;
