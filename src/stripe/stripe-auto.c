@@ -7,10 +7,11 @@
  * edge of the round trip sits above its minimum) or when more connections
  * stopped carrying more. So while half of the connections or more are
  * held back by their windows (or lose packets with no queue standing: a
- * random loss, which more connections make up for), it opens more: first
- * as many as it takes to carry 1 Gbit/s at what one carried (net/path.c,
- * 4 at least), then doubling, each step judged by the goodput it brought,
- * up to STRIPE_AUTO_MAX; then it settles for good.
+ * random loss, which more connections make up for), it opens more: first,
+ * once the first one stopped getting faster, as many as it takes to carry
+ * PATH_AIM (2 Gbit/s) at its rate (net/path.c, 4 at least), then doubling,
+ * each step judged by the goodput it brought, up to STRIPE_AUTO_MAX; then
+ * it settles for good.
  */
 #include "config.h"
 
