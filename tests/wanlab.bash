@@ -36,6 +36,7 @@ WL_A_IP=198.51.100.1 WL_B_IP=198.51.100.2
 WL_A_IP6=2001:db8:1::1 WL_B_IP6=2001:db8:1::2
 WL_RUN=/run/fastcat-wanlab
 WL_RMEM='4096 131072 6291456' WL_WMEM='4096 16384 4194304'
+WL_TUN_RING=20000 # packets; see wanlab_up
 
 # _wanlab_delayline_path: the delay line binary (may not exist).
 _wanlab_delayline_path() {
@@ -203,9 +204,14 @@ wanlab_up() {
     echo "$WL_DELAYLINE_PID" >"$dir/delayline.pid"
     _wanlab_wait_ready "$dir/delayline.out" "$WL_DELAYLINE_PID" || return 1
   fi
+  # The tun device's ring (txqueuelen packets) lies before the delay line's own queue, the
+  # lab's bottleneck: when the delay line is off the CPU for a few ms, a full ring drops what a
+  # real host's NIC would have queued (1000 packets are 12 ms at 1 Gbit/s, MTU 1500; 16
+  # connections' bursts overflowed it and looked like a congested path). A ring deeper than
+  # the bursts keeps drops where the path puts them; wanlab_stats counts any left.
   for h in A B; do
     if [[ $h == A ]]; then ns=$WL_A ip=$WL_A_IP ip6=$WL_A_IP6; else ns=$WL_B ip=$WL_B_IP ip6=$WL_B_IP6; fi
-    ip -n "$ns" link set wan0 mtu "$mtu" txqueuelen 1000 &&
+    ip -n "$ns" link set wan0 mtu "$mtu" txqueuelen "$WL_TUN_RING" &&
       ip -n "$ns" addr add "$ip/24" dev wan0 &&
       ip -n "$ns" addr add "$ip6/64" dev wan0 nodad &&  # nodad: usable at once
       ip -n "$ns" link set wan0 up || return 1
@@ -276,6 +282,13 @@ wanlab_stats() {
     sleep 0.02
   done
   tail -n 2 "$WL_DELAYLINE_LOG" | sed 's/^delayline: //'
+  printf 'tun ring drops (before the delay line): A %s, B %s\n' "$(_wanlab_tx_dropped "$WL_A")" \
+    "$(_wanlab_tx_dropped "$WL_B")"
+}
+
+# _wanlab_tx_dropped NS: packets NS's wan0 dropped on the way out (its tun ring was full).
+_wanlab_tx_dropped() {
+  ip netns exec "$1" cat /sys/class/net/wan0/statistics/tx_dropped 2>/dev/null || echo '?'
 }
 
 # For a bats file of lab tests (after `load helpers; load wanlab`): setup() skips where the
