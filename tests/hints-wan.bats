@@ -67,7 +67,7 @@ one_hint() {
   hint_lab --rate 70mbit --delay-ms 20 -- 'net.ipv4.tcp_wmem=4096 16384 262144' -- -- -- -- \
     $((16 * 1024 * 1024)) cat
   one_hint "the send buffer held the connection back"
-  [[ $HINTS == *"net.ipv4.tcp_wmem (now 4096 16384 262144)"* && $HINTS =~ "try -P "[0-9]+" (-P auto's first step at this rate)" ]] ||
+  [[ $HINTS == *"net.ipv4.tcp_wmem (now 4096 16384 262144)"* && $HINTS =~ "try -P "[0-9]+" (-P auto's step at this rate)" ]] ||
     fail "the hint does not name tcp_wmem and -P auto's first step: '$HINTS'"
 }
 

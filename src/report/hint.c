@@ -200,7 +200,7 @@ static void format_window_rate(char *out, size_t len, double window, double rtt_
 /*
  * What more connections would do, for a hint that names a window or loss: with -P auto, what
  * it decided (the hint and the decision speak of the same connections); alone, the -P that
- * -P auto's first step would open at this connection's rate (net/path.c); with a fixed -P N,
+ * -P auto would open at this connection's rate (net/path.c); with a fixed -P N,
  * more than N. Nothing on a path under HINT_SHORT_MS, where one window fills any link.
  */
 static void format_more_conns(char *out, size_t len, const struct hint_input *in)
@@ -215,7 +215,7 @@ static void format_more_conns(char *out, size_t len, const struct hint_input *in
 	else if (in->streams > 1)
 		snprintf(out, len, "; try more connections than -P %u", in->streams);
 	else
-		snprintf(out, len, "; try -P %u (-P auto's first step at this rate)",
+		snprintf(out, len, "; try -P %u (-P auto's step at this rate)",
 		         path_conns_for(fraction((double)in->bytes, busy), PATH_CONNS_FIRST,
 		                        PATH_CONNS_MAX));
 }

@@ -26,6 +26,7 @@ static void sample_add(struct auto_sample *a, const struct auto_conn *c)
 	    (isnan(a->min_rtt_ms) || c->now->min_rtt_ms < a->min_rtt_ms))
 		a->min_rtt_ms = c->now->min_rtt_ms;
 	a->limited += (unsigned)stripe_auto_conn_limited(c);
+	a->at_ceiling += (unsigned)stripe_auto_conn_at_ceiling(c);
 	a->rtt_ms += c->now->rtt_ms / a->n; /* NAN where not known: then not judged by it */
 	a->rttvar_ms += c->now->rttvar_ms / a->n;
 }
@@ -70,6 +71,7 @@ void stripe_grow_tick(struct stripe_growth *g, const struct stripe_flow *s, doub
 		g->last[i] = t;
 	}
 	a.network_bound = full > 0 && full >= dry;
+	a.window_most = g->sndbuf_ceiling;
 	g->last_full = s->full;
 	g->last_dry = s->dry;
 	g->ticked = now;

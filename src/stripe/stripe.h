@@ -71,15 +71,17 @@ uint64_t stripe_trailer_get(const unsigned char *);
  * What the connections did since the last tick:
  */
 struct auto_sample {
-	unsigned n;         /* connections in the session */
-	double seconds;     /* since the last tick */
-	double acked;       /* bytes the receiver acknowledged, all connections */
-	double min_rtt_ms;  /* the lowest round trip any of them saw */
-	double rtt_ms;      /* their smoothed round trips, the mean */
-	double rttvar_ms;   /* their round trips' mean deviations, the mean */
-	unsigned limited;   /* connections their send buffer or the peer's window held back */
-	double retransmits; /* segments sent again */
-	int network_bound;  /* stdin kept the connections full more often than it ran dry */
+	unsigned n;          /* connections in the session */
+	double seconds;      /* since the last tick */
+	double acked;        /* bytes the receiver acknowledged, all connections */
+	double min_rtt_ms;   /* the lowest round trip any of them saw */
+	double rtt_ms;       /* their smoothed round trips, the mean */
+	double rttvar_ms;    /* their round trips' mean deviations, the mean */
+	unsigned limited;    /* connections their send buffer or the peer's window held back */
+	unsigned at_ceiling; /* ... by a window that no longer grows */
+	double retransmits;  /* segments sent again */
+	int network_bound;   /* stdin kept the connections full more often than it ran dry */
+	double window_most;  /* the largest send buffer autotuning allows (0: not known) */
 };
 
 /* One connection over a tick, for stripe_auto_conn_limited. */
@@ -92,6 +94,8 @@ struct auto_conn {
 
 struct auto_state {
 	int settled;    /* it grows no more */
+	int looked;     /* the first tick's look at the round trip is done */
+	int sized;      /* the step sized by what a connection carried is done */
 	int judging;    /* it grew: 1, 2 = the measured ticks since that decide whether it helped */
 	unsigned skip;  /* ticks to let new connections ramp up before judging */
 	double goodput; /* bytes/s before it grew */
@@ -103,6 +107,7 @@ struct auto_state {
 
 unsigned stripe_auto_decide(struct auto_state *, const struct auto_sample *);
 int stripe_auto_conn_limited(const struct auto_conn *);
+int stripe_auto_conn_at_ceiling(const struct auto_conn *);
 double stripe_auto_interval(double);
 void stripe_auto_decision(const struct auto_state *, unsigned, char *, size_t);
 

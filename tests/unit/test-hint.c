@@ -139,7 +139,7 @@ static void test_words(void)
 	tap_ok(strstr(line, "93 %") != NULL && strstr(line, "SO_SNDBUF 4.00 MiB") != NULL &&
 	           strstr(line, "at rtt 100.2 ms carries at most 39.9 MiB/s") != NULL &&
 	           strstr(line, "net.ipv4.tcp_wmem (now 4096 16384 4194304)") != NULL &&
-	           strstr(line, "try -P 9 (-P auto's first step at this rate)") != NULL,
+	           strstr(line, "try -P 9 (-P auto's step at this rate)") != NULL,
 	       "the send buffer hint: size, RTT, cap, tcp_wmem, -P 9 for 223 Mbit/s (%s)", line);
 	in.streams = 4;
 	hint_format(line, sizeof line, HINT_SNDBUF, &in);

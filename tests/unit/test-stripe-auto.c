@@ -61,9 +61,16 @@ static void growth_path(void)
 	a = tick(8, 100, 8);
 	tap_ok(stripe_auto_decide(&st, &a) == 0, "settled: it never grows again");
 	memset(&st, 0, sizeof st);
+	st.sized = 1;
 	a = tick(4, 500, 4);
 	stripe_auto_decide(&st, &a);
-	tap_ok(stripe_auto_decide(&st, &a) == 4, "4 at a plateau, all held back: double to 8");
+	tap_ok(stripe_auto_decide(&st, &a) == 4,
+	       "4 at a plateau after the sized step, all held back: double to 8");
+	memset(&st, 0, sizeof st);
+	stripe_auto_decide(&st, &a);
+	tap_ok(stripe_auto_decide(&st, &a) == 12,
+	       "4 at a plateau (opened at once) at 125 Mbit/s each: the sized step, to 16 (%s)",
+	       st.why);
 }
 
 /*
@@ -184,6 +191,7 @@ static void holds(void)
 	tap_ok(stripe_auto_decide(&st, &a) == 0 && !st.settled,
 	       "stdin ran dry more than the connections filled: wait");
 	a = tick(4, 300, 1);
+	st.sized = 1;
 	tap_ok(stripe_auto_decide(&st, &a) == 0, "1 of 4 limited, no loss: the path sets the pace");
 	a.retransmits = 12;
 	tap_ok(stripe_auto_decide(&st, &a) == 4, "losing packets, no queue: double");
@@ -241,6 +249,79 @@ static void windows(void)
 	tap_ok(limited(220, 4194304, 4194304, NAN, 0), "no snd_wnd (kernel < 5.4): the buffer");
 }
 
+/*
+ * The first tick on a 200 ms path, before the connection carried anything: a 4 MiB send
+ * buffer carries 168 Mbit/s at most there, so it opens the 12 that would carry 2 Gbit/s;
+ * what those carry then sizes the next step.
+ */
+static void early(void)
+{
+	struct auto_state st = {0};
+	struct auto_sample a = tick(1, 3, 0);
+
+	a.min_rtt_ms = 200;
+	a.window_most = 4194304;
+	tap_ok(stripe_auto_decide(&st, &a) == 11 && strstr(st.why, "at once") != NULL,
+	       "200 ms, 4 MiB: 11 more at once (%s)", st.why);
+	a = tick(8, 400, 8);
+	a.min_rtt_ms = 200;
+	a.window_most = 4194304;
+	tap_ok(stripe_auto_decide(&st, &a) == 0, "only once, and not judged: the 8 ramp up");
+	tap_ok(stripe_auto_decide(&st, &a) == 8,
+	       "8 at a plateau, 50 Mbit/s each: 40 would carry 2 Gbit/s, 8 more to 16 (%s)",
+	       st.why);
+	memset(&st, 0, sizeof st);
+	a = tick(1, 3, 0);
+	a.min_rtt_ms = 50;
+	a.window_most = 4194304;
+	tap_ok(stripe_auto_decide(&st, &a) == 2, "50 ms: 671 Mbit/s at most, 3 carry 2 Gbit/s");
+	memset(&st, 0, sizeof st);
+	a.min_rtt_ms = 20;
+	tap_ok(stripe_auto_decide(&st, &a) == 0 && st.looked,
+	       "20 ms: 1.7 Gbit/s at most, one may fill the link: it waits to see");
+	memset(&st, 0, sizeof st);
+	a.min_rtt_ms = 200;
+	a.network_bound = 0;
+	tap_ok(stripe_auto_decide(&st, &a) == 0, "200 ms but stdin sets the pace: none");
+	memset(&st, 0, sizeof st);
+	a = tick(1, 3, 0);
+	a.min_rtt_ms = NAN;
+	a.window_most = 4194304;
+	tap_ok(stripe_auto_decide(&st, &a) == 0 && !st.looked,
+	       "no round trip yet: it looks at the next tick");
+}
+
+/* One connection held back by its window: does that window still grow? */
+static int at_ceiling(int sndbuf, double snd_wnd, double snd_wnd_before)
+{
+	struct tcp_stats before = {0}, now = {0};
+
+	now.min_rtt_ms = 100;
+	now.bytes_acked = 220e6 / 8 * 0.3;
+	now.snd_wnd_bytes = snd_wnd;
+	now.rwnd_limited_s = 0.2;
+	before.snd_wnd_bytes = snd_wnd_before;
+	return stripe_auto_conn_at_ceiling(
+	    &(struct auto_conn){&now, &before, 0.3, sndbuf, 4194304});
+}
+
+static void ceilings(void)
+{
+	struct auto_state st = {0};
+	struct auto_sample a = tick(1, 100, 1);
+
+	tap_ok(at_ceiling(4194304, 3e6, 3e6), "the peer's window, as large as a tick ago");
+	tap_ok(!at_ceiling(4194304, 3e6, 2e6), "the peer's window grew by half: not yet");
+	tap_ok(!at_ceiling(4194304, 3e6, 0), "no window a tick ago (a new connection): not yet");
+	tap_ok(at_ceiling(4194304, 6e6, 3e6), "the send buffer, at tcp_wmem's most, the smaller");
+	tap_ok(!at_ceiling(1048576, 6e6, 6e6), "a send buffer still growing, the smaller");
+	stripe_auto_decide(&st, &a);
+	a = tick(1, 200, 1);
+	a.at_ceiling = 1;
+	tap_ok(stripe_auto_decide(&st, &a) == 9,
+	       "twice the last tick, but its window stopped growing: a step now (%s)", st.why);
+}
+
 int main(void)
 {
 	growth_path();
@@ -250,5 +331,7 @@ int main(void)
 	lossy();
 	holds();
 	windows();
+	early();
+	ceilings();
 	return tap_done();
 }
