@@ -38,6 +38,7 @@
  */
 #define AUTO_QUEUE_SHARE 0.25
 #define AUTO_QUEUE_MS    2.0
+#define AUTO_CWND_FULL   0.8 /* in flight over cwnd: the congestion window is the limit */
 
 /*
  * Seconds between ticks: long enough for a new connection's handshake and
@@ -72,6 +73,16 @@ int stripe_auto_conn_limited(const struct auto_conn *c)
 	goodput = (t->bytes_acked - c->before->bytes_acked) / c->seconds;
 	rwnd_s = t->rwnd_limited_s - c->before->rwnd_limited_s;
 	if (goodput < 0.5 * window / (t->min_rtt_ms / 1000))
+		return 0;
+	/*
+	 * What it had in flight (goodput times the round trip) filled its
+	 * congestion window: the congestion control set its pace, not the window
+	 * (cubic after slow start on a full path: the window's rate is only a
+	 * bound it has not reached). A window-limited one keeps well under it (a
+	 * 4 MiB buffer at 100 ms: 2.9 MB in flight, cwnd 8.4 MB).
+	 */
+	if (t->cwnd_bytes > 0 && t->rtt_ms > 0 &&
+	    goodput * t->rtt_ms / 1000 >= AUTO_CWND_FULL * t->cwnd_bytes)
 		return 0;
 	return c->sndbuf >= 0.9 * c->sndbuf_ceiling || rwnd_s >= 0.25 * c->seconds;
 }

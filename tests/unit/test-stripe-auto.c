@@ -236,6 +236,19 @@ static int limited(double mbit, int sndbuf, double ceiling, double snd_wnd, doub
 	return stripe_auto_conn_limited(&(struct auto_conn){&now, &before, 0.3, sndbuf, ceiling});
 }
 
+/* The same on a full 4 MiB buffer, with its smoothed RTT and congestion window. */
+static int limited_cwnd(double mbit, double rtt_ms, double cwnd)
+{
+	struct tcp_stats before = {0}, now = {0};
+
+	now.min_rtt_ms = 100;
+	now.rtt_ms = rtt_ms;
+	now.cwnd_bytes = cwnd;
+	now.bytes_acked = mbit * 1e6 / 8 * 0.3;
+	now.snd_wnd_bytes = 6e6;
+	return stripe_auto_conn_limited(&(struct auto_conn){&now, &before, 0.3, 4194304, 4194304});
+}
+
 static void windows(void)
 {
 	/* 4 MiB at 100 ms allow 335 Mbit/s */
@@ -247,6 +260,11 @@ static void windows(void)
 	tap_ok(!limited(30, 1048576, 4194304, 512e3, 0.01),
 	       "a small window that did not stall it, a buffer still growing: neither");
 	tap_ok(limited(220, 4194304, 4194304, NAN, 0), "no snd_wnd (kernel < 5.4): the buffer");
+	tap_ok(!limited_cwnd(220, 110, 3.2e6),
+	       "220 Mbit/s at 110 ms is 3.0 MB in flight, its 3.2 MB cwnd full: the path's pace");
+	tap_ok(limited_cwnd(220, 110, 8.4e6),
+	       "the same with an 8.4 MB cwnd: the window held it back");
+	tap_ok(limited_cwnd(220, NAN, 3.2e6), "no smoothed RTT: the window test alone");
 }
 
 /*
