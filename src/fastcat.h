@@ -120,6 +120,8 @@ struct config {
 	unsigned retry;     /* --retry: reconnect and resume up to this many times (sender) */
 	long retry_wait_ms; /* --retry-wait: the first wait, doubled up to 8 s */
 	uint64_t replay_buffer; /* --replay-buffer: a pipe's bytes kept until confirmed */
+	int sync;               /* --sync: the receiver's stdout on disk before it says done */
+	uint64_t sync_every;    /* --sync-every: with --retry, confirm (and sync) per this much */
 	struct acl acl;         /* --allow/--deny: the peers a TCP or UDP listener takes */
 	mode_t unix_mode;       /* --unix-mode: a Unix listener's socket file mode (default 0600) */
 	uint64_t rate_limit;    /* --rate-limit: bytes per second, each direction; 0 = unlimited */
@@ -157,6 +159,8 @@ struct flow_stats {
 	enum copy_method copy; /* how the bytes moved (the last method, after any fallback) */
 	size_t read_size;      /* the chunks it read and wrote: -B as the flow decided it */
 	size_t write_size;     /* ... (flow-setup.c: transport, datagram and pipe limits) */
+	uint64_t syncs;        /* --sync: fdatasync calls on stdout ... */
+	double sync_seconds;   /* ... and the time they took */
 };
 
 /* TCP_INFO of one connection, read once per report (tcpinfo.h); NAN: not given; bits/s. */
@@ -205,6 +209,8 @@ struct session {
 	off_t stdin_at; /* --retry: where stdin's data starts in its file, -1: not a file (resume.c)
 	                 */
 	int lost_errno; /* errno of the socket failure that ended the relay, 0: another cause */
+	int write_errno;   /* errno of the stdout write that ended the relay, 0: none failed */
+	int write_synced;  /* ... and it was --sync's fdatasync */
 	int close_plainly; /* the peer must read our last words (a refusal): close, do not reset */
 	int one_way; /* -P, --retry: the data goes one way, the sender's stdin to the receiver's */
 	struct failure failure;  /* how it failed: the exit status and the one-line reason */

@@ -405,6 +405,13 @@ EOF
 --retry 3 --replay-buffer 512K 127.0.0.1 1 | 2 | --replay-buffer 512K: replay buffer must be 1 MiB to 4 GiB
 --retry 3 --replay-buffer 5G 127.0.0.1 1 | 2 | --replay-buffer 5G: replay buffer must be 1 MiB to 4 GiB
 --bench --retry 3                        | 2 | --bench and --retry: cannot be combined
+--sync 127.0.0.1 1                       | 2 | --sync: the receiver's (-l), which writes the file
+--sync-every 32M 127.0.0.1 1             | 2 | --sync: the receiver's (-l), which writes the file
+-l --sync --send-only 0                  | 2 | --sync and --send-only: stdout gets nothing
+-l --sync-every 512K 0                   | 2 | --sync-every 512K: must be 1 MiB to 4 GiB
+-l --sync-every 5G 0                     | 2 | --sync-every 5G: must be 1 MiB to 4 GiB
+-l --sync-every x 0                      | 2 | --sync-every x:
+--bench --sync                           | 2 | --bench and --sync: cannot be combined
 EOF
 }
 

@@ -92,6 +92,48 @@ two_resets() {
   two_resets pipe
 }
 
+# restart_receiver: SIGKILL the receiver once the file has grown (a crash: what it wrote stays,
+# what it confirmed is in the file), then start it again on the same file and port.
+restart_receiver() {
+  local port=$L_PORT rc
+  wait_for_size "$T/file" 4000000 20
+  kill -KILL "$L_PID"
+  wait_exit rc "$L_PID" 10
+  _open=append bg_listen L /dev/null "$T/file" 'listening on .*:([0-9]+)$' \
+    "$FASTCAT" -v -l -k --resume 127.0.0.1 "$port"
+}
+
+@test "--retry from a pipe, the receiver killed and started again on the same file: the sender checks the file's tail against its replay buffer and goes on, byte-exact" {
+  keep_listen -k --resume
+  send_bg pipe --retry 5 --rate-limit "$RATE"
+  restart_receiver
+  sender_status
+  [[ $status == 0 ]] || fail "sender exit $status: $(cat "$T/c.err")"
+  assert_same_bytes "$A" "$T/file"
+  grep -q 'no longer holds this session (restarted, or its hold ran out): its file.s tail is checked' \
+    "$T/c.err" || fail "the sender did not say the receiver forgot: $(cat "$T/c.err")"
+  grep -q 'new session' "$T/L.err" || fail "the restarted receiver did not start anew"
+}
+
+@test "--retry from a pipe, the receiver started again on a file whose tail differs: exit 6 at both ends, the file untouched" {
+  keep_listen -k --resume
+  send_bg pipe --retry 5 --rate-limit "$RATE"
+  wait_for_size "$T/file" 4000000 20
+  local port=$L_PORT rc size before
+  kill -STOP "$L_PID"
+  size=$(stat -c %s "$T/file")
+  printf 'X' | dd of="$T/file" bs=1 seek=$((size - 1)) conv=notrunc status=none
+  kill -KILL "$L_PID"
+  wait_exit rc "$L_PID" 10
+  before=$(sha_of "$T/file")
+  _open=append bg_listen L /dev/null "$T/file" 'listening on .*:([0-9]+)$' \
+    "$FASTCAT" -v -l -k --resume 127.0.0.1 "$port"
+  sender_status
+  [[ $status == 6 ]] || fail "sender exit $status, want 6: $(cat "$T/c.err")"
+  grep -q 'is not a prefix' "$T/c.err" || fail "message: $(cat "$T/c.err")"
+  assert_equal "$(sha_of "$T/file")" "$before"
+}
+
 @test "--retry, receiver without -k: the transfer goes, a lost connection is not retried and the message says what the receiver needs" {
   keep_listen --resume
   send_bg file --retry 3 --rate-limit "$RATE"

@@ -60,7 +60,8 @@ _fastcat()
             return
             ;;
         -w | --timeout | -q | --bench-time | --unix-mode | --allow | --deny | \
-            --interval | --size | --rate-limit | --retry | --retry-wait | --replay-buffer)
+            --interval | --size | --rate-limit | --retry | --retry-wait | --replay-buffer | \
+            --sync-every)
             # seconds, an octal mode, a CIDR, a size or a rate: nothing to complete
             return
             ;;
@@ -76,7 +77,7 @@ _fastcat()
             --checksum --seq --verify --copy --bench --bench-time
             --bench-transports --bench-sizes --allow --deny --unix-mode
             --progress --interval --size --parallel --rate-limit --rcvlowat --congestion
-            --resume --retry --retry-wait --replay-buffer'
+            --resume --retry --retry-wait --replay-buffer --sync --sync-every'
         COMPREPLY=($(compgen -W "$longopts" -- "$cur"))
         return
     fi

@@ -14,14 +14,15 @@
 #include <sys/types.h>
 
 /* Exit statuses: the whole contract with scripts (--help, README and fastcat(1) list them). */
-#define EXIT_OK      0
-#define EXIT_RUNTIME 1 /* any other network or system failure; stopped by a signal */
-#define EXIT_USAGE   2 /* bad command line */
-#define EXIT_CONNECT 3 /* could not connect: refused, unreachable, no such name; the wrong peer */
-#define EXIT_TIMEOUT 4 /* timed out: -w (connecting, or idle), or the kernel's TCP timeout */
-#define EXIT_PEER    5 /* the peer reset or closed early: a short transfer; --seq losses */
-#define EXIT_VERIFY  6 /* --verify: count or digest differs; --resume: the file is no prefix */
-#define EXIT_WRITE   7 /* writing stdout failed: disk full, file too large, reader gone */
+#define EXIT_OK         0
+#define EXIT_RUNTIME    1 /* any other network or system failure; stopped by a signal */
+#define EXIT_USAGE      2 /* bad command line */
+#define EXIT_CONNECT    3 /* could not connect: refused, unreachable, no such name; the wrong peer */
+#define EXIT_TIMEOUT    4 /* timed out: -w (connecting, or idle), or the kernel's TCP timeout */
+#define EXIT_PEER       5 /* the peer reset or closed early: a short transfer; --seq losses */
+#define EXIT_VERIFY     6 /* --verify: count or digest differs; --resume: the file is no prefix */
+#define EXIT_WRITE      7 /* writing stdout failed: disk full, file too large, reader gone */
+#define EXIT_PEER_WRITE 8 /* --retry: the receiver said its stdout failed (no retry cures it) */
 
 /*
  * A failure: the exit status it means and the one line that says why. The first one set is

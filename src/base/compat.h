@@ -25,4 +25,15 @@
 #define SO_RCVBUFFORCE (-1)
 #endif
 
+/*
+ * SIOCOUTQ (Linux): the bytes a socket has not had acknowledged. Where it is
+ * missing, -1: the ioctl fails, and its callers fall back (retry-stop.c).
+ */
+#if HAVE_LINUX_SOCKIOS_H
+#include <linux/sockios.h>
+#endif
+#if !HAVE_DECL_SIOCOUTQ
+#define SIOCOUTQ (-1)
+#endif
+
 #endif

@@ -191,6 +191,31 @@ static int check_retry(struct config *cfg, const struct seen *seen, struct failu
 }
 
 /*
+ * --sync: the receiver's. Stdout that is no file or disk has nothing to
+ * sync: said once, not refused (a pipe's reader decides what becomes of it).
+ */
+static int check_sync(struct config *cfg, const struct seen *seen, struct failure *fail)
+{
+	struct stat st;
+
+	if (!cfg->sync && (seen->flags & SEEN_SYNC_EVERY))
+		cfg->sync = 1; /* --sync-every says what it syncs per */
+	if (!cfg->sync)
+		return 0;
+	if (!cfg->listen)
+		return failure_set(fail, EXIT_USAGE,
+		                   "--sync: the receiver's (-l), which writes the file; the sender "
+		                   "learns of it through --verify or --retry");
+	if (cfg->send_only)
+		return failure_set(fail, EXIT_USAGE, "--sync and --send-only: stdout gets nothing");
+	if (fstat(STDOUT_FILENO, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+		log_warn("--sync: stdout is not a file or a disk: nothing to sync");
+		cfg->sync = 0;
+	}
+	return 0;
+}
+
+/*
  * --resume: one stream, one way, into a file the receiver can append to.
  * Stdout is looked at now, so that `> FILE` or a pipe is refused before
  * anyone connects (a plain `> FILE` has already emptied the file, too).
@@ -308,10 +333,12 @@ static const struct {
 	int (*run)(struct config *, const struct seen *, struct failure *);
 	int with_bench; /* also when --bench is given */
 } checks[] = {
-    {options_bench_check, 1}, {choose_transport, 1},       {parse_operands, 0},
-    {check_combinations, 1},  {check_listener_options, 0}, {check_parallel, 0},
-    {check_resume, 0},        {choose_chunk, 1},           {fit_datagrams, 0},
-    {choose_rcvlowat, 0},     {check_congestion, 0},
+    {options_bench_check, 1},    {choose_transport, 1},
+    {parse_operands, 0},         {check_combinations, 1},
+    {check_listener_options, 0}, {check_parallel, 0},
+    {check_resume, 0},           {check_sync, 0},
+    {choose_chunk, 1},           {fit_datagrams, 0},
+    {choose_rcvlowat, 0},        {check_congestion, 0},
 };
 
 /* Returns 0, or EXIT_USAGE with the first check's reason in fail. */

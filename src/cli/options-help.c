@@ -20,7 +20,8 @@ static const char help_all_tail[] =
     "\n"
     "SIZE takes k/K/KiB, m/M/MiB, g/G/GiB suffixes (powers of 1024).\n"
     "Exit status: 0 all data moved, 1 other failure, 2 usage, 3 could not connect,\n"
-    "4 timeout, 5 peer reset or closed early, 6 --verify mismatch, 7 stdout write.\n";
+    "4 timeout, 5 peer reset or closed early, 6 --verify mismatch, 7 stdout write,\n"
+    "8 --retry: the receiver's stdout failed.\n";
 
 /* Each group's heading in --help-all, and what it says before its options. */
 static const char *const section_heads[] = {
@@ -72,8 +73,12 @@ static const struct {
     {"Report:  ", {"v", "progress"}, NULL},
     {"  ", {"report", "checksum"}, NULL},
     {"  ", {"verify", "V", "bench"}, NULL},
-    {"Exit status: 0 all data moved, 1 other failure, 2 usage, 3 could not connect,", {NULL}, NULL},
-    {"4 timeout, 5 peer reset or closed early, 6 --verify mismatch, 7 stdout write.", {NULL}, NULL},
+    {"Exit status: 0 all data moved, 1 failure, 2 usage, 3 cannot connect, 4 timeout,",
+     {NULL},
+     NULL},
+    {"5 peer reset/closed early, 6 --verify mismatch, 7 stdout write, 8 peer's write.",
+     {NULL},
+     NULL},
     {"All options: fastcat --help-all; details: man fastcat", {NULL}, NULL},
 };
 

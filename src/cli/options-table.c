@@ -133,6 +133,21 @@ const struct opt_spec options_table[] = {
      .metavar = " SIZE",
      .help = "--retry from a pipe: keep this much not yet confirmed\n"
              "(default 64M; stdin waits while it is full)"},
+    {.name = "sync",
+     .value = 1,
+     OPT_FIELD(sync),
+     .section = SECTION_CONNECTION,
+     .help = "with -l: fdatasync the file on stdout before the\n"
+             "end is confirmed (--verify, --retry): on disk"},
+    {.name = "sync-every",
+     .arg = ARG_SIZE,
+     .range = {MIB, REPLAY_MAX, "must be 1 MiB to 4 GiB"},
+     OPT_FIELD(sync_every),
+     .seen = SEEN_SYNC_EVERY,
+     .section = SECTION_CONNECTION,
+     .metavar = " SIZE",
+     .help = "--sync with --retry: sync and confirm per SIZE\n"
+             "(default 16M, at most a quarter of its buffer)"},
 
     /* Transport */
     {.name = "transport",

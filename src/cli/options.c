@@ -23,6 +23,7 @@ static void config_defaults(struct config *cfg)
 	cfg->quit_after_eof_ms = -1;
 	cfg->retry_wait_ms = 500;
 	cfg->replay_buffer = 64 * MIB;
+	cfg->sync_every = 16 * MIB;
 	cfg->unix_mode = 0600;
 	cfg->exit_on_peer_eof = -1; /* decided after parsing */
 	cfg->report = REPORT_NONE;

@@ -10,7 +10,7 @@ struct config;
 
 /* Entries of options_table; the definition must have exactly this many (a mismatch is a type
  * error). */
-#define OPTIONS_COUNT 49
+#define OPTIONS_COUNT 51
 
 /* How an option's value is read before it is stored or handed to a handler. */
 enum opt_arg {
@@ -36,6 +36,7 @@ enum {
 	SEEN_WRITE_SET = 1 << 9,   /* the write size was given, by any of the three */
 	SEEN_RETRY_WAIT = 1 << 10, /* --retry-wait */
 	SEEN_REPLAY = 1 << 11,     /* --replay-buffer */
+	SEEN_SYNC_EVERY = 1 << 12, /* --sync-every */
 };
 
 /* What --bench makes of an option. */

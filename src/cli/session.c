@@ -46,6 +46,7 @@ void session_restart(struct session *s)
 	s->resume.on = 0;
 	s->close_plainly = 0;
 	s->lost_errno = 0;
+	s->write_errno = s->write_synced = 0;
 	s->sent.finished = s->received.finished = 0;
 	memset(&s->verdict, 0, sizeof s->verdict);
 	memset(&s->prefix, 0, sizeof s->prefix);

@@ -130,7 +130,8 @@ int transfer_listen(const struct config *cfg)
 		session_init(&s, cfg, &ep, &l);
 		session_run(&s, &parts, &ep, NULL, &phase);
 		status = session_end(&s, &parts, &ep);
-	} while (cfg->keep_listening && !signal_stop);
+		/* -k: a stdout that failed (disk full, its reader gone) takes no next session */
+	} while (cfg->keep_listening && !signal_stop && s.write_errno == 0);
 	listener_close(&l);
 	return status;
 }

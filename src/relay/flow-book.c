@@ -116,6 +116,30 @@ int flow_fail(struct flow *f, int status, const char *fmt, ...)
 	return -1;
 }
 
+/*
+ * --sync: what this receiving flow wrote to stdout is on disk (fdatasync)
+ * before anyone is told it arrived: the last confirmation, the verdict, the
+ * end. 0, or -1: the flow failed ("sync stdout: ...", exit 7).
+ */
+int flow_sync(struct flow *f)
+{
+	double start = clock_now();
+	int rc;
+
+	if (!f->sync || f->discard || f->kind != FLOW_RECEIVE)
+		return 0;
+	while ((rc = fdatasync(flow_dst(f))) != 0 && errno == EINTR)
+		;
+	if (rc != 0) {
+		flow_failed(f, 1, errno);
+		f->err_on_sync = 1;
+		return -1;
+	}
+	f->stats->syncs++;
+	f->stats->sync_seconds += clock_now() - start;
+	return 0;
+}
+
 /* The source said EAGAIN: poll() decides when to read again (or the low-water mark's patience). */
 void flow_source_dry(struct flow *f)
 {

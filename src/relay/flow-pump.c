@@ -253,11 +253,17 @@ static int flow_pass_eof(struct flow *f)
 	return 1;
 }
 
-/* Pass the flow's EOF on (its feature's way, or the relay's), and stop it. 1, 0 or -1. */
+/*
+ * Pass the flow's EOF on (its feature's way, or the relay's), and stop it;
+ * --sync: stdout on disk first. 1, 0 or -1.
+ */
 int flow_finish(struct flow *f)
 {
-	int rc = f->ops->pass_eof != NULL ? f->ops->pass_eof(f) : flow_pass_eof(f);
+	int rc;
 
+	if (flow_sync(f) != 0)
+		return -1;
+	rc = f->ops->pass_eof != NULL ? f->ops->pass_eof(f) : flow_pass_eof(f);
 	if (rc <= 0)
 		return rc;
 	if (f->ops->ended != NULL)

@@ -88,6 +88,7 @@ int flow_init(struct flow *f, enum flow_kind kind, const struct config *cfg,
 	f->enabled = f->running = setup->enabled;
 	f->discard = setup->discard;
 	f->keep_dst = setup->keep_dst;
+	f->sync = setup->sync;
 	f->stats = stats;
 	f->checksum = cfg->checksum && !f->ops->digests_itself;
 	digest_init(&stats->digest);

@@ -46,6 +46,7 @@ struct flow {
 	int running;       /* enabled and its EOF not yet passed on */
 	int discard;       /* --send-only: read the peer's data and drop it */
 	int keep_dst;      /* -k: stdout stays open for the next connection */
+	int sync;          /* --sync: flow_sync makes stdout's bytes durable */
 	int src_eof;       /* the source said EOF */
 	int dgram_src;     /* whole datagrams in, counted, truncation seen */
 	int dgram_dst;     /* each write is one datagram */
@@ -69,6 +70,7 @@ struct flow {
 	int moved;               /* a byte moved since the relay last looked */
 	int err;                 /* errno of the failure that stopped the flow */
 	int err_on_write;        /* ... and whether it was writing */
+	int err_on_sync;         /* ... making the written bytes durable (--sync) */
 	size_t failed_write_len; /* bytes the failed write tried to move */
 	struct failure failure;  /* a failure with its own reason (flow_fail), else the errno's */
 	enum copy_method method; /* how this flow moves bytes (copy.c) */
@@ -143,6 +145,7 @@ void flow_poll_ready(struct flow *, const struct pollfd *, int, const int *, int
 void flow_failed(struct flow *, int, int);
 int flow_write_failed(struct flow *, size_t);
 int flow_fail(struct flow *, int, const char *, ...) __attribute__((format(printf, 3, 4)));
+int flow_sync(struct flow *);
 void flow_source_dry(struct flow *);
 ssize_t flow_source_read(struct flow *, void *, size_t);
 size_t flow_source_room(const struct flow *);

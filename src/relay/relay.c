@@ -78,8 +78,24 @@ static void relay_flow_failed(struct relay *r, const struct flow *f)
 		            (unsigned long long)flow_stdin_left(f));
 	else if (!f->err_on_write)
 		failure_set(&r->s->failure, status, "receive from %s: %s", peer, why);
-	else
-		failure_set(&r->s->failure, EXIT_WRITE, "write stdout: %s", why);
+	else {
+		r->s->write_errno = f->err;
+		r->s->write_synced = f->err_on_sync;
+		failure_set(&r->s->failure, EXIT_WRITE, "%s stdout: %s",
+		            f->err_on_sync ? "sync" : "write", why);
+	}
+}
+
+/*
+ * A flow failed in an agent's call on it (--retry's sync before a
+ * confirmation), not in its pump: the session's failure says why, the same
+ * way. Its exit status.
+ */
+int relay_flow_fail(struct relay *r, enum flow_kind kind)
+{
+	relay_flow_failed(r, &r->flows[kind]);
+	r->flows[kind].running = 0;
+	return r->s->failure.status;
 }
 
 /* The earlier of two monotonic deadlines, -1 being none. */
@@ -224,6 +240,7 @@ void relay_plan(struct relay_setup *rs, struct session *s, int in_fd, int out_fd
 	rs->flows[FLOW_RECEIVE].enabled = 1;
 	rs->flows[FLOW_RECEIVE].discard = cfg->send_only;
 	rs->flows[FLOW_RECEIVE].keep_dst = cfg->keep_listening;
+	rs->flows[FLOW_RECEIVE].sync = cfg->sync && !cfg->send_only;
 }
 
 /* One more agent: its table of calls, and the state they get (ctx). */

@@ -95,6 +95,7 @@ struct flow_setup {
 	int enabled;  /* not turned off by -d, or by a one-way session */
 	int discard;  /* --send-only: read the peer's data and drop it */
 	int keep_dst; /* -k: stdout stays open for the next connection */
+	int sync;     /* --sync: stdout on disk before its end is confirmed (flow_sync) */
 	const struct flow_ops *ops;
 	void *ctx;                 /* the ops' state */
 	struct flow_source source; /* sending; read(2) when .read is NULL */
@@ -146,6 +147,7 @@ void relay_plan(struct relay_setup *, struct session *, int, int);
 void relay_add_agent(struct relay_setup *, const struct relay_agent *, void *);
 void relay_run(struct relay_setup *);
 struct flow *relay_flow(struct relay *, enum flow_kind);
+int relay_flow_fail(struct relay *, enum flow_kind);
 const struct flow *relay_flow_const(const struct relay *, enum flow_kind);
 struct session *relay_session(const struct relay *);
 double relay_idle_since(const struct relay *);

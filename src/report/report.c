@@ -207,6 +207,17 @@ static void print_human_retry(const struct session *s)
 	        (unsigned long long)s->resume.confirmed, confirmed);
 }
 
+/* --sync: what making stdout durable cost ("synced to disk 3 times, 0.412 s"). */
+static void print_human_sync(const struct session *s)
+{
+	const struct flow_stats *f = &s->received;
+
+	if (!s->cfg->sync || f->syncs == 0)
+		return;
+	fprintf(stderr, "fastcat: --sync: stdout synced to disk %llu time%s, %.3f s\n",
+	        (unsigned long long)f->syncs, f->syncs == 1 ? "" : "s", f->sync_seconds);
+}
+
 static void print_human(const struct session *s, int sndbuf, int rcvbuf, double now)
 {
 	const struct config *cfg = s->cfg;
@@ -226,6 +237,7 @@ static void print_human(const struct session *s, int sndbuf, int rcvbuf, double 
 		                 s->one_way ? "; one way, nothing sent" : "");
 	print_human_resume(&s->resume);
 	print_human_retry(s);
+	print_human_sync(s);
 	/* with --resume the counts are the whole file's, as the digests are */
 	if (cfg->verify && s->verdict.verified)
 		fprintf(stderr,

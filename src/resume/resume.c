@@ -285,9 +285,11 @@ static int sender_check(struct session *s, const struct resume_join *join,
 	a->length = o->length;
 	a->total = s->cfg->size != 0 ? s->cfg->size : RESUME_UNKNOWN;
 	if (joins(join) && join->replays(join->ctx)) {
-		a->verdict = RESUME_GO; /* our session, its bytes: the replay buffer goes on */
+		/* our session, its bytes: the replay buffer goes on, if the file's tail matches */
 		a->total = RESUME_UNKNOWN;
-		return join->rewind(join->ctx, s, o->length);
+		rc = join->rewind(join->ctx, s, o->length, o->window, o->digest);
+		a->verdict = rc < 0 ? RESUME_DIFFERS : RESUME_GO;
+		return rc < 0 ? 0 : rc;
 	}
 	if (fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode))
 		at = lseek(STDIN_FILENO, 0, SEEK_CUR);

@@ -72,8 +72,9 @@ struct resume_join {
 	int (*receive)(void *, struct session *, const unsigned char *); /* ... and taking it */
 	int (*replays)(
 	    const void *); /* the sender: its data goes on from a buffer of its own ... */
-	int (*rewind)(void *, struct session *,
-	              uint64_t); /* ... from this offset: 0, or a status */
+	/* ... from the offer's length, its window's XXH64 checked where the buffer holds it: 0,
+	 * -1 when that differs, or a status */
+	int (*rewind)(void *, struct session *, uint64_t, uint32_t, uint64_t);
 };
 
 /* resume.c */

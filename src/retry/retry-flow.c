@@ -48,32 +48,41 @@ static size_t replay_source_room(const void *ctx)
 	return replay_room(ctx);
 }
 
-/* One whole confirmation: the offset goes up, and the ring drops what it covers. */
-static int take_confirmation(struct flow *f, struct retry *rt)
+/*
+ * One whole message: a confirmation raises the offset, and the ring drops
+ * what it covers; the receiver's last word is kept (retry_settle tells it).
+ * 0, or -1 for bytes that are neither.
+ */
+static int take_message(struct retry *rt)
 {
 	uint64_t offset;
 
-	if (retry_confirm_decode(rt->part, &offset) == 0 &&
-	    (rt->ring == NULL || replay_confirm(rt->ring, offset) == 0)) {
-		if (offset > rt->confirmed)
-			rt->confirmed = offset;
+	if (retry_stop_seen(rt->part)) {
+		if (retry_stop_decode(rt->part, &rt->stop) != 0)
+			return -1;
+		if (rt->stop.offset > rt->confirmed)
+			rt->confirmed = rt->stop.offset;
 		return 0;
 	}
-	return flow_fail(f, EXIT_CONNECT,
-	                 "--retry: the receiver sent a confirmation this fastcat does not know");
+	if (retry_confirm_decode(rt->part, &offset) != 0 ||
+	    (rt->ring != NULL && replay_confirm(rt->ring, offset) != 0))
+		return -1;
+	if (offset > rt->confirmed)
+		rt->confirmed = offset;
+	return 0;
 }
 
 /*
- * The sender's receiving flow: the len bytes at p are all confirmations,
- * taken whole (a piece cut by a read waits in rt->part). 0, or -1 for bytes
- * that are not a confirmation.
+ * The len bytes at p of the receiver's direction are all confirmations, up
+ * to its last word, taken whole (a piece cut by a read waits in rt->part);
+ * what follows a last word is not looked at. 0, or -1 for bytes that are
+ * none of them.
  */
-static int confirmations_take(void *ctx, struct flow *f, const unsigned char *p, size_t len)
+int retry_confirmations_take(struct retry *rt, const unsigned char *p, size_t len)
 {
-	struct retry *rt = ctx;
 	size_t used = 0;
 
-	while (used < len) {
+	while (used < len && rt->stop.reason == 0) {
 		size_t take = RETRY_CONFIRM_BYTES - rt->parted;
 
 		if (take > len - used)
@@ -84,10 +93,39 @@ static int confirmations_take(void *ctx, struct flow *f, const unsigned char *p,
 		if (rt->parted < RETRY_CONFIRM_BYTES)
 			break;
 		rt->parted = 0;
-		if (take_confirmation(f, rt) != 0)
+		if (take_message(rt) != 0)
 			return -1;
 	}
 	return 0;
+}
+
+/* The sender's receiving flow: confirmations; the receiver's last word ends the relay. */
+static int confirmations_take(void *ctx, struct flow *f, const unsigned char *p, size_t len)
+{
+	struct retry *rt = ctx;
+
+	if (retry_confirmations_take(rt, p, len) != 0)
+		return flow_fail(
+		    f, EXIT_CONNECT,
+		    "--retry: the receiver sent a confirmation this fastcat does not know");
+	if (rt->stop.reason != 0)
+		return flow_fail(f, EXIT_PEER_WRITE, "the receiver stopped: its stdout failed");
+	return 0;
+}
+
+/*
+ * The sender, as a session ends: the bytes the relay did not read (it ended
+ * on a failed send, the receiver's reset) may hold the receiver's last
+ * word; they are taken as the relay would have.
+ */
+void retry_stop_read(struct retry *rt, const struct session *s)
+{
+	unsigned char buf[RETRY_CONFIRM_BYTES * 16];
+	ssize_t n;
+
+	while (rt->stop.reason == 0 && (n = recv(s->ep->fd, buf, sizeof buf, MSG_DONTWAIT)) > 0)
+		if (retry_confirmations_take(rt, buf, (size_t)n) != 0)
+			return;
 }
 
 /* ---------------------------------------------------------------- the receiver */
@@ -138,7 +176,7 @@ static double agent_due(const void *ctx, const struct relay *r, double now)
 	double due = -1, stale = relay_idle_since(r) + RETRY_STALE;
 
 	if (rt->pending_since > 0)
-		due = rt->pending_since + RETRY_CONFIRM_DELAY;
+		due = rt->pending_since + rt->delay;
 	if (s->listener != NULL && s->listener->fd >= 0 && stale > now && (due < 0 || stale < due))
 		due = stale;
 	return due;
@@ -190,7 +228,8 @@ static int agent_turn(void *ctx, struct relay *r, double now)
 		                   "waiting: taken for the sender's retry",
 		                   s->ep->peer, RETRY_STALE);
 	if (!relay_flow(r, FLOW_RECEIVE)->running) {
-		/* the sender's EOF came: what is on its way, then the end, waited for */
+		/* the sender's EOF came (the flow synced at its end): what is on its way, then the
+		 * end, waited for */
 		if (rt->out_left > 0)
 			confirm_push(rt, 1);
 		if (written > rt->told) {
@@ -202,7 +241,10 @@ static int agent_turn(void *ctx, struct relay *r, double now)
 	if (written > rt->told && rt->pending_since == 0)
 		rt->pending_since = now;
 	if (rt->out_left == 0 && written > rt->told &&
-	    (written - rt->told >= rt->every || now - rt->pending_since >= RETRY_CONFIRM_DELAY)) {
+	    (written - rt->told >= rt->every || now - rt->pending_since >= rt->delay)) {
+		/* --sync: what it confirms is on disk */
+		if (flow_sync(relay_flow(r, FLOW_RECEIVE)) != 0)
+			return relay_flow_fail(r, FLOW_RECEIVE);
 		confirm_queue(rt, written);
 		rt->pending_since = 0;
 	}
@@ -211,8 +253,19 @@ static int agent_turn(void *ctx, struct relay *r, double now)
 	return 0;
 }
 
+/* The loop is over: a receiver whose stdout failed says so (retry-stop.c). */
+static void agent_stop(void *ctx, struct relay *r)
+{
+	struct retry *rt = ctx;
+
+	(void)r;
+	if (rt->s->write_errno != 0)
+		retry_stop_send(rt, rt->s);
+}
+
 static const struct relay_agent confirm_agent = {
     .turn = agent_turn,
+    .stop = agent_stop,
     .poll_events = agent_poll_events,
     .poll_result = agent_poll_result,
     .due = agent_due,

@@ -32,14 +32,10 @@ static int sender_take_ack(struct retry *rt, struct session *s, const struct ret
 		                   s->ep->peer, (unsigned)a->busy);
 	}
 	if (a->status == RETRY_NEW && rt->joined && rt->ring != NULL) {
-		s->close_plainly = 1;
-		rt->fatal = 1;
-		return failure_set(
-		    &s->failure, EXIT_PEER,
-		    "--retry: %s no longer holds this session (restarted, or its hold "
-		    "ran out): the pipe's bytes it confirmed are gone, so its file "
-		    "cannot be checked; nothing sent",
-		    s->ep->peer);
+		rt->forgot = 1;
+		log_verbose("--retry: %s no longer holds this session (restarted, or its hold ran "
+		            "out): its file's tail is checked against the last bytes it confirmed",
+		            s->ep->peer);
 	}
 	if (!a->keeps && !rt->joined)
 		log_warn("--retry: %s does not keep listening: a lost connection cannot be "
@@ -124,10 +120,12 @@ int retry_join_receive(void *slot, struct session *s, const unsigned char *msg)
 	rt->cfg = s->cfg;
 	rt->id = j.id;
 	rt->hold = j.hold;
-	/* per MiB, or 4 times a small replay buffer: a full one would wait for the 50 ms */
-	rt->every = j.buffer != 0 && (uint64_t)j.buffer * KIB / 4 < RETRY_CONFIRM_EVERY
-	                ? (uint64_t)j.buffer * KIB / 4
-	                : RETRY_CONFIRM_EVERY;
+	/* per MiB (--sync: per --sync-every), or 4 times a small replay buffer: a full one
+	 * would wait for the delay */
+	rt->every = s->cfg->sync ? s->cfg->sync_every : RETRY_CONFIRM_EVERY;
+	if (j.buffer != 0 && (uint64_t)j.buffer * KIB / 4 < rt->every)
+		rt->every = (uint64_t)j.buffer * KIB / 4;
+	rt->delay = s->cfg->sync ? RETRY_SYNC_DELAY : RETRY_CONFIRM_DELAY;
 	rt->status = (int)a.status;
 	*(struct retry **)slot = rt;
 	if (l != NULL) {
@@ -149,14 +147,37 @@ int retry_join_replays(const void *ctx)
 }
 
 /*
- * ... from the receiver's length on; no stdin is read. 0, or the status (the
- * file ends before what the buffer still holds).
+ * ... from the receiver's length on; no stdin is read. The offer's window
+ * (the file's last bytes) is checked against the buffer where it holds them:
+ * always for a receiver that forgot the session (restarted), whose file may
+ * be anyone's. 0, -1 when the window differs, or the status (the file ends
+ * outside what the buffer holds, or a forgetful receiver's window is not in
+ * it).
  */
-int retry_join_rewind(void *ctx, struct session *s, uint64_t length)
+int retry_join_rewind(void *ctx, struct session *s, uint64_t length, uint32_t window,
+                      uint64_t digest)
 {
 	struct retry *rt = ctx;
 	struct replay *r = rt->ring;
+	uint64_t held;
 
+	if (window <= length && replay_digest(r, length - window, window, &held) == 0) {
+		if (held != digest) {
+			s->close_plainly = 1;
+			rt->fatal = 1;
+			return -1;
+		}
+	} else if (rt->forgot && length >= r->oldest && length <= r->filled) {
+		s->close_plainly = 1;
+		rt->fatal = 1;
+		return failure_set(
+		    &s->failure, EXIT_PEER,
+		    "--retry: %s no longer holds this session and its file's last "
+		    "%u bytes before %llu are not all in the replay buffer (it "
+		    "holds %llu to %llu), so the file cannot be checked; nothing sent",
+		    s->ep->peer, (unsigned)window, (unsigned long long)length,
+		    (unsigned long long)r->oldest, (unsigned long long)r->filled);
+	}
 	if (replay_rewind(r, length) == 0)
 		return 0;
 	s->close_plainly = 1;
@@ -169,7 +190,7 @@ int retry_join_rewind(void *ctx, struct session *s, uint64_t length)
 	return failure_set(&s->failure, EXIT_PEER,
 	                   "--retry: the receiver's file ends at %llu, before the oldest byte the "
 	                   "replay buffer holds (%llu): those bytes are gone; nothing sent",
-	                   (unsigned long long)length, (unsigned long long)r->kept);
+	                   (unsigned long long)length, (unsigned long long)r->oldest);
 }
 
 /*
@@ -183,9 +204,10 @@ void retry_end(struct retry *rt, const struct session *s)
 
 	if (rt == NULL)
 		return;
-	/* a new session that failed before any data is nobody's to come back to */
-	if (l != NULL &&
-	    (s->failure.status == EXIT_OK || (!s->resume.on && rt->status == RETRY_NEW))) {
+	/* a new session that failed before any data, or whose stdout failed, is nobody's to come
+	 * back to */
+	if (l != NULL && (s->failure.status == EXIT_OK || s->write_errno != 0 ||
+	                  (!s->resume.on && rt->status == RETRY_NEW))) {
 		l->held = 0;
 	} else if (l != NULL) {
 		l->held_until = clock_now() + rt->hold;

@@ -2,6 +2,7 @@
  * confirmations, coded and checked (pure, fuzzed by fuzz-frame). */
 #include "config.h"
 
+#include <errno.h>
 #include <string.h>
 
 #include "fastcat.h"
@@ -11,6 +12,7 @@
 static const unsigned char join_magic[4] = {'F', 'C', 'R', 'S'};
 static const unsigned char ack_magic[4] = {'F', 'C', 'R', 'K'};
 static const unsigned char confirm_magic[4] = {'F', 'C', 'R', 'C'};
+static const unsigned char stop_magic[4] = {'F', 'C', 'R', 'E'};
 static const unsigned char zero[4];
 
 /* Do these 4 bytes, where a --resume receiver waits for the answer, start a join instead? */
@@ -79,4 +81,61 @@ int retry_confirm_decode(const unsigned char *p, uint64_t *offset)
 		return -1;
 	*offset = wire_get(p + 8, 8);
 	return 0;
+}
+
+/* Do these 4 bytes, where a confirmation may come, start the receiver's last word? */
+int retry_stop_seen(const unsigned char *p)
+{
+	return memcmp(p, stop_magic, sizeof stop_magic) == 0;
+}
+
+void retry_stop_encode(unsigned char *p, const struct retry_stop *st)
+{
+	memset(p, 0, RETRY_STOP_BYTES);
+	memcpy(p, stop_magic, sizeof stop_magic);
+	p[4] = RETRY_VERSION;
+	p[5] = (unsigned char)st->reason;
+	p[6] = (unsigned char)st->what;
+	wire_put(p + 8, st->offset, 8);
+}
+
+/* 0, or -1 for bytes that are not a last word (a reason this version does not know is named
+ * as other). */
+int retry_stop_decode(const unsigned char *p, struct retry_stop *st)
+{
+	if (memcmp(p, stop_magic, sizeof stop_magic) != 0 || p[4] != RETRY_VERSION || p[5] == 0 ||
+	    (p[6] != RETRY_FAILED_WRITE && p[6] != RETRY_FAILED_SYNC) || p[7] != 0)
+		return -1;
+	st->reason = (enum retry_reason)p[5];
+	st->what = (enum retry_failed)p[6];
+	st->offset = wire_get(p + 8, 8);
+	return 0;
+}
+
+/* The wire's reason for a failed write's errno. */
+enum retry_reason retry_reason_of(int err)
+{
+	switch (err) {
+	case ENOSPC: return RETRY_REASON_NOSPC;
+	case EFBIG: return RETRY_REASON_FBIG;
+	case EDQUOT: return RETRY_REASON_DQUOT;
+	case EIO: return RETRY_REASON_IO;
+	case EROFS: return RETRY_REASON_ROFS;
+	case EPIPE: return RETRY_REASON_PIPE;
+	default: return RETRY_REASON_OTHER;
+	}
+}
+
+/* What the sender says of a reason: the local strerror where there is one. */
+const char *retry_reason_name(enum retry_reason r)
+{
+	switch (r) {
+	case RETRY_REASON_NOSPC: return strerror(ENOSPC);
+	case RETRY_REASON_FBIG: return strerror(EFBIG);
+	case RETRY_REASON_DQUOT: return strerror(EDQUOT);
+	case RETRY_REASON_IO: return strerror(EIO);
+	case RETRY_REASON_ROFS: return strerror(EROFS);
+	case RETRY_REASON_PIPE: return "its stdout's reader went away";
+	default: return "an error this fastcat has no name for";
+	}
 }

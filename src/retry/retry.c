@@ -97,11 +97,23 @@ void retry_opened(struct retry *rt, const struct session *s)
 
 /*
  * After the relay: the session is done when stdin's EOF went out and the
- * receiver confirmed up to it, end (the stream offset of stdin's end). Its
+ * receiver confirmed up to it, end (the stream offset of stdin's end). A
+ * receiver that said its stdout failed ends the transfer: that, not how
+ * the connection then ended, is the news, and no retry would cure it. Its
  * status.
  */
-int retry_settle(const struct retry *rt, struct session *s, uint64_t end)
+int retry_settle(struct retry *rt, struct session *s, uint64_t end)
 {
+	if (s->failure.status != EXIT_OK)
+		retry_stop_read(rt, s);
+	if (rt->stop.reason != 0) {
+		rt->fatal = 1;
+		s->failure.status = EXIT_OK;
+		return failure_set(&s->failure, EXIT_PEER_WRITE, "the receiver could not %s: %s",
+		                   rt->stop.what == RETRY_FAILED_SYNC ? "sync its file to disk"
+		                                                      : "write",
+		                   retry_reason_name(rt->stop.reason));
+	}
 	if (s->failure.status != EXIT_OK || (s->sent.finished != 0 && rt->confirmed >= end))
 		return s->failure.status;
 	return failure_set(&s->failure, EXIT_PEER,

@@ -17,6 +17,7 @@
 #define RETRY_JOIN_BYTES    24 /* "FCRS", version, 3 zero, session id, hold seconds, buffer KiB */
 #define RETRY_ACK_BYTES     16 /* "FCRK", version, status, flags, 1 zero, busy seconds, 4 zero */
 #define RETRY_CONFIRM_BYTES 16 /* "FCRC", 4 zero, the offset written */
+#define RETRY_STOP_BYTES    16 /* "FCRE", version, reason, what, 1 zero, the offset written */
 #define RETRY_ACK_KEEPS     1  /* the ack's flags: the receiver keeps listening (-k) */
 
 /*
@@ -26,8 +27,10 @@
  */
 #define RETRY_CONFIRM_EVERY MIB
 #define RETRY_CONFIRM_DELAY 0.05
-#define RETRY_STALE         1.0
-#define RETRY_WAIT_MAX      8.0
+/* --sync: a confirmation costs a sync, so a slow stream's tail is confirmed per second */
+#define RETRY_SYNC_DELAY 1.0
+#define RETRY_STALE      1.0
+#define RETRY_WAIT_MAX   8.0
 /* A connect's bound without -w, for the hold the sender announces: Linux's SYN retries, 127 s. */
 #define RETRY_CONNECT_BOUND 130.0
 
@@ -35,6 +38,27 @@ enum retry_status {
 	RETRY_NEW = 0,     /* the receiver starts this session */
 	RETRY_RESUMED = 1, /* the receiver held this session: the sender's bytes go on */
 	RETRY_BUSY = 2,    /* the receiver holds another sender's session: come back later */
+};
+
+/*
+ * The receiver's last word: why it stopped, where no retry will help (its
+ * stdout failed). The reasons are the wire's, not errno's numbers.
+ */
+enum retry_reason {
+	RETRY_REASON_NOSPC = 1, /* ENOSPC */
+	RETRY_REASON_FBIG = 2,  /* EFBIG: ulimit -f, or the file system's largest file */
+	RETRY_REASON_DQUOT = 3, /* EDQUOT */
+	RETRY_REASON_IO = 4,    /* EIO */
+	RETRY_REASON_ROFS = 5,  /* EROFS */
+	RETRY_REASON_PIPE = 6,  /* EPIPE: stdout's reader went away */
+	RETRY_REASON_OTHER = 255,
+};
+enum retry_failed { RETRY_FAILED_WRITE = 1, RETRY_FAILED_SYNC = 2 };
+
+struct retry_stop {
+	enum retry_reason reason;
+	enum retry_failed what;
+	uint64_t offset; /* the receiver's file has the stream up to here */
 };
 
 /* The sender's join, after its hello: who it is and how long it may take to come back. */
@@ -52,11 +76,19 @@ struct retry_ack {
 	uint32_t busy; /* RETRY_BUSY: seconds the hold may last */
 };
 
+/*
+ * The checked window a pipe sender keeps of what the receiver confirmed: the
+ * most a --resume offer digests (resume.c's RESUME_WINDOW), so that a
+ * receiver that forgot the session (restarted) can have its tail checked.
+ */
+#define REPLAY_CHECKED MIB
+
 /* The bytes a pipe sender keeps until the receiver confirms them (replay.c); stream offsets. */
 struct replay {
 	unsigned char *data;
-	size_t cap;
-	uint64_t kept;   /* the oldest byte held: the receiver confirmed all before it */
+	size_t cap;      /* the replay buffer and the checked window */
+	uint64_t oldest; /* the oldest byte held: the checked window's first */
+	uint64_t kept;   /* the oldest byte not confirmed: the receiver confirmed all before it */
 	uint64_t filled; /* after the last byte read from stdin */
 	uint64_t next;   /* the next byte the flow sends: below filled while it resends */
 };
@@ -67,15 +99,18 @@ struct retry {
 	struct session *s;   /* the session the relay runs now (retry_plug) */
 	uint64_t id;         /* the session, the sender's random number */
 	uint32_t hold;       /* the sender's hold, in seconds */
-	uint64_t every;      /* the receiver: confirm per this many bytes written */
+	uint64_t every;      /* the receiver: confirm per this many bytes written ... */
+	double delay;        /* ... or this long after a byte went unconfirmed */
 	struct replay *ring; /* the sender, stdin not a regular file: else NULL (it seeks) */
-	off_t base;         /* the sender, stdin a regular file: its position at the start, or -1 */
-	int keeps;          /* the sender: the receiver said it keeps listening */
-	int joined;         /* the sender: a handshake went through once */
-	int status;         /* the sender: the last ack's retry_status */
-	int fatal;          /* the sender: the receiver's file cannot be gone on with: no retry */
-	uint64_t confirmed; /* the offset the receiver confirmed as written */
-	unsigned tries;     /* the sender: connections in a row without progress */
+	off_t base; /* the sender, stdin a regular file: its position at the start, or -1 */
+	int keeps;  /* the sender: the receiver said it keeps listening */
+	int joined; /* the sender: a handshake went through once */
+	int status; /* the sender: the last ack's retry_status */
+	int fatal;  /* the sender: the receiver's file cannot be gone on with: no retry */
+	int forgot; /* the sender: a receiver answered new to a joined session (restarted) */
+	struct retry_stop stop;   /* the sender: the receiver's last word (reason 0: none came) */
+	uint64_t confirmed;       /* the offset the receiver confirmed as written */
+	unsigned tries;           /* the sender: connections in a row without progress */
 	enum session_phase phase; /* the sender: where the last failed session stopped */
 	unsigned char part[RETRY_CONFIRM_BYTES]; /* the sender: a confirmation cut by a read ... */
 	size_t parted;                           /* ... its bytes so far */
@@ -93,7 +128,7 @@ struct retry *retry_new(const struct config *);
 void retry_free(struct retry *);
 void retry_restart(struct retry *);
 void retry_opened(struct retry *, const struct session *);
-int retry_settle(const struct retry *, struct session *, uint64_t);
+int retry_settle(struct retry *, struct session *, uint64_t);
 double retry_next(struct retry *, struct session *, enum session_phase, uint64_t);
 int retry_pause(double);
 void retry_give_up(const struct retry *, struct session *);
@@ -105,6 +140,11 @@ void retry_ack_encode(unsigned char *, const struct retry_ack *);
 int retry_ack_decode(const unsigned char *, struct retry_ack *);
 void retry_confirm_encode(unsigned char *, uint64_t);
 int retry_confirm_decode(const unsigned char *, uint64_t *);
+void retry_stop_encode(unsigned char *, const struct retry_stop *);
+int retry_stop_decode(const unsigned char *, struct retry_stop *);
+int retry_stop_seen(const unsigned char *);
+enum retry_reason retry_reason_of(int);
+const char *retry_reason_name(enum retry_reason);
 int retry_join_seen(const unsigned char *);
 
 /* replay.c */
@@ -116,15 +156,21 @@ void replay_keep(struct replay *, const void *, size_t);
 size_t replay_resend(struct replay *, void *, size_t);
 int replay_confirm(struct replay *, uint64_t);
 int replay_rewind(struct replay *, uint64_t);
+int replay_digest(const struct replay *, uint64_t, size_t, uint64_t *);
 
 /* retry-join.c: the --retry part of the --resume opening */
 int retry_join_send(void *, struct session *);
 int retry_join_receive(void *, struct session *, const unsigned char *);
 int retry_join_replays(const void *);
-int retry_join_rewind(void *, struct session *, uint64_t);
+int retry_join_rewind(void *, struct session *, uint64_t, uint32_t, uint64_t);
 void retry_end(struct retry *, const struct session *);
 
 /* retry-flow.c: what --retry plugs into the relay, both ends */
 void retry_plug(struct retry *, struct session *, struct relay_setup *);
+int retry_confirmations_take(struct retry *, const unsigned char *, size_t);
+void retry_stop_read(struct retry *, const struct session *);
+
+/* retry-stop.c: the receiver's last word, when its stdout failed */
+void retry_stop_send(struct retry *, const struct session *);
 
 #endif

@@ -203,6 +203,8 @@ static int stripe_send_verdict(struct flow *f)
 	unsigned char v[STRIPE_CHUNK_BYTES + STRIPE_TRAILER_BYTES];
 	uint64_t digest = digest_final(&f->stats->digest);
 
+	if (flow_sync(f) != 0) /* --sync: the verdict says on disk */
+		return -1;
 	s->s->verdict.end_seen = 1;
 	s->s->verdict.peer_bytes = s->total;
 	s->s->verdict.peer_digest = s->end_digest;

@@ -190,6 +190,8 @@ static int frames_header(struct flow *f, const unsigned char *p, size_t len)
 	if (fr.type == FRAME_DATA) {
 		v->in_left = fr.len;
 	} else if (fr.type == FRAME_END) {
+		if (flow_sync(f) != 0) /* --sync: our verdict says on disk */
+			return -1;
 		vd->end_seen = 1;
 		vd->peer_bytes = fr.bytes;
 		vd->peer_digest = fr.digest;

@@ -16,8 +16,9 @@
  *       (versions 1 and 2, -P --resume), chunk header and hellos
  *       (src/stripe-wire.c): what decodes encodes back to the same bytes,
  *       within its bounds; a whole hello is one version's or the other's;
- *   int retry_join_decode(p, ...), retry_ack_decode(p, ...), retry_confirm_decode(p, ...):
- *       --retry's join, ack and confirmation (src/retry-wire.c): round trips;
+ *   int retry_join_decode(p, ...), retry_ack_decode(p, ...), retry_confirm_decode(p, ...),
+ *       retry_stop_decode(p, ...): --retry's join, ack, confirmation and the
+ *       receiver's last word (src/retry-wire.c): round trips;
  *   int resume_offer_decode(p, struct resume_offer *),
  *       resume_answer_decode(p, struct resume_answer *), resume_hello_seen(buf,
  *       len): --resume's offer, answer and hello (src/resume-wire.c): what
@@ -245,12 +246,13 @@ static void check_resume(const uint8_t *data, size_t size)
 	free(buf);
 }
 
-/* --retry's join, ack and confirmation: what decodes encodes back to the same bytes. */
+/* --retry's join, ack, confirmation and last word: what decodes encodes back to the same bytes. */
 static void check_retry(const uint8_t *data, size_t size)
 {
 	unsigned char enc[RETRY_JOIN_BYTES];
 	struct retry_join j;
 	struct retry_ack a;
+	struct retry_stop st;
 	uint64_t off;
 
 	if (size >= RETRY_JOIN_BYTES && retry_join_decode(data, &j) == 0) {
@@ -268,6 +270,15 @@ static void check_retry(const uint8_t *data, size_t size)
 		retry_confirm_encode(enc, off);
 		CHECK(memcmp(enc, data, RETRY_CONFIRM_BYTES) == 0,
 		      "a confirmation encodes back differently");
+	}
+	if (size >= RETRY_STOP_BYTES && retry_stop_decode(data, &st) == 0) {
+		CHECK(st.reason != 0 && retry_stop_seen(data) &&
+		          retry_reason_name(st.reason) != NULL,
+		      "a last word of reason %d", (int)st.reason);
+		CHECK(retry_confirm_decode(data, &off) != 0, "a last word reads as a confirmation");
+		retry_stop_encode(enc, &st);
+		CHECK(memcmp(enc, data, RETRY_STOP_BYTES) == 0,
+		      "a last word encodes back differently");
 	}
 }
 
