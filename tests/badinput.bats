@@ -390,13 +390,12 @@ EOF
 EOF
 }
 
-@test "usage errors, --retry (the sender's; implies --resume; no --verify yet): exit 2 with one line naming it" {
+@test "usage errors, --retry (the sender's; implies --resume): exit 2 with one line naming it" {
   check_table <<'EOF'
 --retry 1001 127.0.0.1 1                 | 2 | --retry 1001: retries must be 0 to 1000
 --retry x 127.0.0.1 1                    | 2 | --retry x:
 -l -k --retry 3 0                        | 2 | --retry: for the sender; the receiver takes -l -k --resume
 --retry 3 -P 2 -U "$T/a.sock"            | 2 | -P needs --transport tcp
---retry 3 --verify 127.0.0.1 1           | 2 | --retry with --verify: not supported yet
 --retry 3 -d 127.0.0.1 1                 | 2 | --resume and -d: the sender (without -l) reads stdin
 -u --retry 3 127.0.0.1 1                 | 2 | --resume: needs a byte stream (tcp, unix), not udp
 --retry-wait 1 127.0.0.1 1               | 2 | --retry-wait: needs --retry N

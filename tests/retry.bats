@@ -11,58 +11,9 @@
 # receiver's file to grow, not for a time.
 
 load helpers
+load retry
 
-SIZE=12000000 # 3 s at 4 MB/s
-RATE=4M
-
-setup() {
-  T=$BATS_TEST_TMPDIR
-  A=$T/source
-  mkpayload "$A" "$SIZE"
-  : >"$T/file"
-}
-
-# keep_listen [fastcat options...]: a -v -l -k --resume receiver (or what the options say)
-# appending to $T/file; stderr $T/L.err. Sets L_PID and L_PORT.
-keep_listen() { fc_listen L --out "$T/file" --append -- "$@"; }
-
-# send_bg FEED [fastcat options...]: the sender in the background, from the source file
-# (FEED file) or through a pipe (FEED pipe); JSON report and -v in $T/c.err, status in
-# $T/c.rc. Sets C_PID (the subshell's).
-send_bg() {
-  local feed=$1
-  shift
-  if [[ $feed == pipe ]]; then
-    (
-      rc=0
-      cat "$A" | timeout -k 2 60 "$FASTCAT" -v --report=json "$@" 127.0.0.1 "$L_PORT" \
-        >/dev/null 2>"$T/c.err" || rc=$?
-      echo "$rc" >"$T/c.rc"
-    ) 3>&- &
-  else
-    (
-      rc=0
-      timeout -k 2 60 "$FASTCAT" -v --report=json "$@" 127.0.0.1 "$L_PORT" <"$A" \
-        >/dev/null 2>"$T/c.err" || rc=$?
-      echo "$rc" >"$T/c.rc"
-    ) 3>&- &
-  fi
-  C_PID=$!
-  fc_track "$C_PID"
-}
-
-# reset_sender: ss -K on the sender's connection (the one to the listener's port).
-reset_sender() {
-  ss -K dst 127.0.0.1 dport = :"$L_PORT" >/dev/null 2>&1 || true
-}
-
-# sender_status: wait for the background sender; its exit status in $status.
-sender_status() {
-  local rc
-  wait_exit rc "$C_PID" 60
-  [[ -s $T/c.rc ]] || fail "the sender did not finish: $(cat "$T/c.err")"
-  status=$(cat "$T/c.rc")
-}
+setup() { retry_setup; }
 
 # two_resets FEED: a --retry transfer through two resets, each once the file has grown.
 two_resets() {

@@ -171,7 +171,7 @@ static int check_parallel(struct config *cfg, const struct seen *seen, struct fa
 
 /*
  * --retry: the sender's, and it implies --resume (whose checks follow);
- * its companions need it; --verify does not go with it yet.
+ * its companions need it.
  */
 static int check_retry(struct config *cfg, const struct seen *seen, struct failure *fail)
 {
@@ -184,8 +184,6 @@ static int check_retry(struct config *cfg, const struct seen *seen, struct failu
 	if (cfg->listen)
 		return failure_set(fail, EXIT_USAGE,
 		                   "--retry: for the sender; the receiver takes -l -k --resume");
-	if (cfg->verify)
-		return failure_set(fail, EXIT_USAGE, "--retry with --verify: not supported yet");
 	cfg->resume = 1;
 	return 0;
 }

@@ -112,7 +112,7 @@ static void session_relay(struct session *s, struct session_parts *p, struct ret
 		stripe_plug(&p->stripe, &rs);
 	if (confirming != NULL)
 		retry_plug(confirming, s, &rs);
-	if (cfg->verify && !p->striped) {
+	if (cfg->verify && !p->striped && confirming == NULL) { /* --retry: its own verdict */
 		verify_start(&p->verify, s);
 		verify_plug(&p->verify, &rs);
 	} else if (cfg->transport->datagram) {
@@ -130,13 +130,18 @@ static void session_relay(struct session *s, struct session_parts *p, struct ret
 	relay_run(&rs);
 }
 
-/* What the relay alone cannot conclude: -P's ends and --verify, --seq's losses, --retry's end. */
+/*
+ * What the relay alone cannot conclude: -P's ends and --verify, --seq's
+ * losses, --retry's end (with --verify, its verdict).
+ */
 static void session_conclude(struct session *s, struct session_parts *p, struct retry *rt,
                              uint64_t start, uint64_t sent_before)
 {
 	const struct config *cfg = s->cfg;
 
-	if (p->striped)
+	if (rt != NULL || p->retry != NULL)
+		; /* --retry --verify: the sender judges the receiver's verdict (retry_settle) */
+	else if (p->striped)
 		verify_conclude_striped(s);
 	else if (cfg->verify)
 		verify_conclude(&p->verify, s);

@@ -207,6 +207,28 @@ static void print_human_retry(const struct session *s)
 	        (unsigned long long)s->resume.confirmed, confirmed);
 }
 
+/*
+ * --verify, one way (-P, --retry): the sender's peer confirmed the stream,
+ * or the receiver found it whole; the counts and digests are the whole
+ * file's, from byte 0.
+ */
+static void print_human_verified_one_way(const struct session *s)
+{
+	const struct verdict *vd = &s->verdict;
+
+	if (s->cfg->listen)
+		fprintf(stderr,
+		        "fastcat: verified: the %llu bytes written (xxh64 %016llx) are what the "
+		        "sender sent\n",
+		        (unsigned long long)vd->peer_bytes, (unsigned long long)vd->peer_digest);
+	else
+		fprintf(stderr,
+		        "fastcat: verified: the receiver wrote the %llu bytes sent (xxh64 "
+		        "%016llx)\n",
+		        (unsigned long long)vd->confirmed_bytes,
+		        (unsigned long long)vd->confirmed_digest);
+}
+
 /* --sync: what making stdout durable cost ("synced to disk 3 times, 0.412 s"). */
 static void print_human_sync(const struct session *s)
 {
@@ -239,7 +261,9 @@ static void print_human(const struct session *s, int sndbuf, int rcvbuf, double 
 	print_human_retry(s);
 	print_human_sync(s);
 	/* with --resume the counts are the whole file's, as the digests are */
-	if (cfg->verify && s->verdict.verified)
+	if (cfg->verify && s->verdict.verified && s->one_way)
+		print_human_verified_one_way(s);
+	else if (cfg->verify && s->verdict.verified)
 		fprintf(stderr,
 		        "fastcat: verified: the peer confirmed the %llu bytes sent, and the %llu "
 		        "bytes received match what it sent\n",

@@ -153,8 +153,7 @@ static int read_back(struct session *s, const struct stat *st, struct resume_sca
 
 /*
  * The receiver's offer: its file's length L and the digest of its last
- * min(L, 1 MiB) bytes; with --verify, the digest of all L (sc->all), where
- * the whole file's digest starts. 0, or the status with the reason.
+ * min(L, 1 MiB) bytes. 0, or the status with the reason.
  */
 static int receiver_offer(struct session *s, struct resume_offer *o, struct resume_scan *sc)
 {
@@ -168,10 +167,32 @@ static int receiver_offer(struct session *s, struct resume_offer *o, struct resu
 	    s->listener != NULL && listener_busy_seconds(s->listener) > 0 ? RESUME_OFFER_BUSY : 0;
 	o->length = (uint64_t)st.st_size;
 	o->window = (uint32_t)(o->length < RESUME_WINDOW ? o->length : RESUME_WINDOW);
-	resume_scan_init(sc, o->length, o->window, s->cfg->verify);
+	resume_scan_init(sc, o->length, o->window, 0);
 	rc = o->length > 0 ? read_back(s, &st, sc) : 0;
 	o->digest = digest_final(&sc->window);
 	return rc;
+}
+
+/*
+ * --verify: the whole file's digest starts with its first L bytes, read
+ * back once the sender answered, not before the offer: a sender waits for
+ * an offer a few seconds only, and L may be many GiB. 0, or the status.
+ */
+static int receiver_prefix(struct session *s, uint64_t length)
+{
+	struct resume_scan all;
+	struct stat st;
+	int rc;
+
+	if (fstat(STDOUT_FILENO, &st) != 0)
+		return failure_set(&s->failure, EXIT_RUNTIME, "--resume: stat stdout: %s",
+		                   strerror(errno));
+	resume_scan_init(&all, length, 0, 1);
+	if ((rc = read_back(s, &st, &all)) != 0)
+		return rc;
+	s->prefix.digest = all.all;
+	s->prefix.received = length;
+	return 0;
 }
 
 /* The receiver, once the sender answered: refuse, or write from L on. */
@@ -199,12 +220,8 @@ static int receiver_start(struct session *s, const struct resume_answer *a,
 		return failure_set(&s->failure, EXIT_RUNTIME, "--resume: seek stdout to %llu: %s",
 		                   (unsigned long long)a->length, strerror(errno));
 	s->resume.on = 1;
-	if (s->cfg->verify) {
-		s->prefix.digest = sc->all;
-		s->prefix.received = a->length;
-	}
 	log_verbose("--resume: the sender goes on from byte %llu", (unsigned long long)a->length);
-	return 0;
+	return s->cfg->verify && a->length > 0 ? receiver_prefix(s, a->length) : 0;
 }
 
 /* Bytes of the sender's answer (or join): no limit but -w, since it may read a long pipe first. */

@@ -71,6 +71,8 @@ static void ring_copy(struct replay *r, uint64_t off, unsigned char *buf, size_t
 void replay_keep(struct replay *r, const void *buf, size_t len)
 {
 	ring_copy(r, r->filled, (unsigned char *)(uintptr_t)buf, len, 1);
+	if (r->digesting) /* read once: what is sent again is not digested again */
+		digest_update(&r->digest, buf, len);
 	r->filled += len;
 	r->next = r->filled;
 }

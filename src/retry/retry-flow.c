@@ -50,8 +50,9 @@ static size_t replay_source_room(const void *ctx)
 
 /*
  * One whole message: a confirmation raises the offset, and the ring drops
- * what it covers; the receiver's last word is kept (retry_settle tells it).
- * 0, or -1 for bytes that are neither.
+ * what it covers; the receiver's last word and its --verify verdict (of the
+ * file up to the confirmation before it) are kept for retry_settle. 0, or
+ * -1 for bytes that are none of them.
  */
 static int take_message(struct retry *rt)
 {
@@ -62,6 +63,13 @@ static int take_message(struct retry *rt)
 			return -1;
 		if (rt->stop.offset > rt->confirmed)
 			rt->confirmed = rt->stop.offset;
+		return 0;
+	}
+	if (retry_verdict_seen(rt->part)) {
+		if (!rt->verify || rt->verdict_seen ||
+		    retry_verdict_decode(rt->part, &rt->verdict_digest) != 0)
+			return -1;
+		rt->verdict_seen = 1;
 		return 0;
 	}
 	if (retry_confirm_decode(rt->part, &offset) != 0 ||
@@ -203,6 +211,24 @@ static void confirm_push(struct retry *rt, int last)
 		rt->out_left = 0; /* the connection is gone: the receive side says why */
 }
 
+/*
+ * --verify, after the end's confirmation: the XXH64 of the file up to it (the
+ * bytes before this connection read back at its opening, then what it wrote),
+ * waited for; the sender compares.
+ */
+static void verdict_send(struct retry *rt, struct relay *r)
+{
+	struct session *s = rt->s;
+	const struct flow *f = relay_flow(r, FLOW_RECEIVE);
+	unsigned char msg[RETRY_VERDICT_BYTES];
+
+	s->verdict.delivered_bytes = s->resume.offset + s->received.bytes;
+	s->verdict.delivered_digest = digest_final(&f->stats->digest);
+	retry_verdict_encode(msg, s->verdict.delivered_digest);
+	handshake_move(s->ep->fd, msg, sizeof msg, 1, clock_now() + 2);
+	rt->verdict_sent = 1;
+}
+
 /* A confirmation of written on its way: written passed the last one told. */
 static void confirm_queue(struct retry *rt, uint64_t written)
 {
@@ -236,6 +262,9 @@ static int agent_turn(void *ctx, struct relay *r, double now)
 			confirm_queue(rt, written);
 			confirm_push(rt, 1);
 		}
+		if (rt->verify && !rt->verdict_sent && relay_flow(r, FLOW_RECEIVE)->err == 0 &&
+		    relay_session(r)->failure.status == EXIT_OK)
+			verdict_send(rt, r);
 		return 0;
 	}
 	if (written > rt->told && rt->pending_since == 0)

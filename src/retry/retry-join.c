@@ -31,6 +31,16 @@ static int sender_take_ack(struct retry *rt, struct session *s, const struct ret
 		                   "more); it refuses others meanwhile",
 		                   s->ep->peer, (unsigned)a->busy);
 	}
+	if (a->verify != rt->verify) {
+		s->close_plainly = 1;
+		rt->fatal = 1;
+		return failure_set(&s->failure, EXIT_VERIFY,
+		                   a->verify ? "--retry: %s runs --verify; give --verify at this "
+		                               "end too"
+		                             : "--verify: %s runs without --verify (give it -l -k "
+		                               "--resume --verify)",
+		                   s->ep->peer);
+	}
 	if (a->status == RETRY_NEW && rt->joined && rt->ring != NULL) {
 		rt->forgot = 1;
 		log_verbose("--retry: %s no longer holds this session (restarted, or its hold ran "
@@ -49,7 +59,8 @@ static int sender_take_ack(struct retry *rt, struct session *s, const struct ret
 int retry_join_send(void *ctx, struct session *s)
 {
 	struct retry *rt = ctx;
-	struct retry_join j = {.id = rt->id,
+	struct retry_join j = {.verify = rt->verify,
+	                       .id = rt->id,
 	                       .hold = rt->hold,
 	                       .buffer = rt->ring ? (uint32_t)(rt->ring->cap / KIB) : 0};
 	unsigned char msg[RETRY_JOIN_BYTES], ack[RETRY_ACK_BYTES];
@@ -90,7 +101,7 @@ int retry_join_receive(void *slot, struct session *s, const unsigned char *msg)
 {
 	struct listener *l = s->listener;
 	uint32_t busy = l != NULL ? listener_busy_seconds(l) : 0;
-	struct retry_ack a = {.keeps = s->cfg->keep_listening};
+	struct retry_ack a = {.keeps = s->cfg->keep_listening, .verify = s->cfg->verify};
 	unsigned char ack[RETRY_ACK_BYTES];
 	struct retry_join j;
 	struct retry *rt;
@@ -115,9 +126,20 @@ int retry_join_receive(void *slot, struct session *s, const unsigned char *msg)
 		                   "retry (up to %u s more)",
 		                   s->ep->peer, (unsigned)busy);
 	}
+	if (j.verify != a.verify) { /* the sender reads our ack and says the same */
+		s->close_plainly = 1;
+		return failure_set(&s->failure, EXIT_VERIFY,
+		                   j.verify
+		                       ? "--verify: %s asks for --verify; give --verify at this "
+		                         "end too"
+		                       : "--verify: %s runs --retry without --verify; give "
+		                         "--verify at both ends",
+		                   s->ep->peer);
+	}
 	if ((rt = calloc(1, sizeof *rt)) == NULL)
 		return failure_set(&s->failure, EXIT_RUNTIME, "--retry: out of memory");
 	rt->cfg = s->cfg;
+	rt->verify = j.verify;
 	rt->id = j.id;
 	rt->hold = j.hold;
 	/* per MiB (--sync: per --sync-every), or 4 times a small replay buffer: a full one

@@ -13,6 +13,7 @@ static const unsigned char join_magic[4] = {'F', 'C', 'R', 'S'};
 static const unsigned char ack_magic[4] = {'F', 'C', 'R', 'K'};
 static const unsigned char confirm_magic[4] = {'F', 'C', 'R', 'C'};
 static const unsigned char stop_magic[4] = {'F', 'C', 'R', 'E'};
+static const unsigned char verdict_magic[4] = {'F', 'C', 'R', 'V'};
 static const unsigned char zero[4];
 
 /* Do these 4 bytes, where a --resume receiver waits for the answer, start a join instead? */
@@ -26,6 +27,7 @@ void retry_join_encode(unsigned char *p, const struct retry_join *j)
 	memset(p, 0, RETRY_JOIN_BYTES);
 	memcpy(p, join_magic, sizeof join_magic);
 	p[4] = RETRY_VERSION;
+	p[5] = j->verify ? RETRY_JOIN_VERIFY : 0;
 	wire_put(p + 8, j->id, 8);
 	wire_put(p + 16, j->hold, 4);
 	wire_put(p + 20, j->buffer, 4);
@@ -35,8 +37,9 @@ void retry_join_encode(unsigned char *p, const struct retry_join *j)
 int retry_join_decode(const unsigned char *p, struct retry_join *j)
 {
 	if (memcmp(p, join_magic, sizeof join_magic) != 0 || p[4] != RETRY_VERSION ||
-	    memcmp(p + 5, zero, 3) != 0)
+	    (p[5] & ~RETRY_JOIN_VERIFY) != 0 || memcmp(p + 6, zero, 2) != 0)
 		return -1;
+	j->verify = p[5] & RETRY_JOIN_VERIFY;
 	j->id = wire_get(p + 8, 8);
 	j->hold = (uint32_t)wire_get(p + 16, 4);
 	j->buffer = (uint32_t)wire_get(p + 20, 4);
@@ -49,7 +52,8 @@ void retry_ack_encode(unsigned char *p, const struct retry_ack *a)
 	memcpy(p, ack_magic, sizeof ack_magic);
 	p[4] = RETRY_VERSION;
 	p[5] = (unsigned char)a->status;
-	p[6] = a->keeps ? RETRY_ACK_KEEPS : 0;
+	p[6] =
+	    (unsigned char)((a->keeps ? RETRY_ACK_KEEPS : 0) | (a->verify ? RETRY_ACK_VERIFY : 0));
 	wire_put(p + 8, a->busy, 4);
 }
 
@@ -57,11 +61,12 @@ void retry_ack_encode(unsigned char *p, const struct retry_ack *a)
 int retry_ack_decode(const unsigned char *p, struct retry_ack *a)
 {
 	if (memcmp(p, ack_magic, sizeof ack_magic) != 0 || p[4] != RETRY_VERSION ||
-	    p[5] > RETRY_BUSY || (p[6] & ~RETRY_ACK_KEEPS) != 0 || p[7] != 0 ||
+	    p[5] > RETRY_BUSY || (p[6] & ~(RETRY_ACK_KEEPS | RETRY_ACK_VERIFY)) != 0 || p[7] != 0 ||
 	    memcmp(p + 12, zero, sizeof zero) != 0)
 		return -1;
 	a->status = (enum retry_status)p[5];
 	a->keeps = p[6] & RETRY_ACK_KEEPS;
+	a->verify = (p[6] & RETRY_ACK_VERIFY) != 0;
 	a->busy = (uint32_t)wire_get(p + 8, 4);
 	return a->status == RETRY_BUSY || a->busy == 0 ? 0 : -1;
 }
@@ -109,6 +114,30 @@ int retry_stop_decode(const unsigned char *p, struct retry_stop *st)
 	st->reason = (enum retry_reason)p[5];
 	st->what = (enum retry_failed)p[6];
 	st->offset = wire_get(p + 8, 8);
+	return 0;
+}
+
+/* Do these 4 bytes, after the end's confirmation, start the receiver's --verify verdict? */
+int retry_verdict_seen(const unsigned char *p)
+{
+	return memcmp(p, verdict_magic, sizeof verdict_magic) == 0;
+}
+
+void retry_verdict_encode(unsigned char *p, uint64_t digest)
+{
+	memset(p, 0, RETRY_VERDICT_BYTES);
+	memcpy(p, verdict_magic, sizeof verdict_magic);
+	p[4] = RETRY_VERSION;
+	wire_put(p + 8, digest, 8);
+}
+
+/* 0, or -1 for bytes that are not a verdict. */
+int retry_verdict_decode(const unsigned char *p, uint64_t *digest)
+{
+	if (memcmp(p, verdict_magic, sizeof verdict_magic) != 0 || p[4] != RETRY_VERSION ||
+	    memcmp(p + 5, zero, 3) != 0)
+		return -1;
+	*digest = wire_get(p + 8, 8);
 	return 0;
 }
 

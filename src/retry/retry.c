@@ -57,6 +57,7 @@ struct retry *retry_new(const struct config *cfg)
 	if (rt == NULL)
 		return NULL;
 	rt->cfg = cfg;
+	rt->verify = cfg->verify;
 	rt->id = random_id();
 	rt->hold = hold_seconds(cfg);
 	if (fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode) &&
@@ -85,14 +86,55 @@ void retry_restart(struct retry *rt)
 	rt->status = RETRY_NEW;
 }
 
-/* The opening went through: the first one says where the whole transfer starts. */
+/*
+ * The opening went through: the first one says where the whole transfer
+ * starts. A pipe's --verify digest goes on from the bytes before it (read
+ * and dropped there), through each byte the ring keeps.
+ */
 void retry_opened(struct retry *rt, const struct session *s)
 {
-	if (!rt->joined && rt->ring != NULL)
+	if (!rt->joined && rt->ring != NULL) {
 		replay_start(rt->ring, s->resume.offset);
+		rt->ring->digesting = rt->cfg->checksum; /* --verify too */
+		if (s->prefix.sent > 0)
+			rt->ring->digest = s->prefix.digest;
+		else
+			digest_init(&rt->ring->digest);
+	}
 	if (!rt->joined)
 		rt->confirmed = s->resume.offset;
 	rt->joined = 1;
+}
+
+/*
+ * --verify: the receiver's verdict, the XXH64 of its file up to the end it
+ * confirmed, against the stream's: a pipe's as the ring kept it (each byte
+ * once, however often it was sent), a file's as this session sent it after
+ * the prefix read back at its opening. A verdict that differs is final.
+ */
+static int retry_judge(struct retry *rt, struct session *s, uint64_t end)
+{
+	struct verdict *vd = &s->verdict;
+	uint64_t mine = digest_final(rt->ring != NULL ? &rt->ring->digest : &s->sent.digest);
+
+	if (!rt->verdict_seen)
+		return failure_set(&s->failure, EXIT_PEER,
+		                   "--verify: %s closed before its verdict on the %llu bytes",
+		                   s->ep->peer, (unsigned long long)end);
+	vd->verdict_seen = 1;
+	vd->confirmed_bytes = rt->confirmed;
+	vd->confirmed_digest = rt->verdict_digest;
+	if (rt->confirmed != end || rt->verdict_digest != mine) {
+		rt->fatal = 1;
+		return failure_set(&s->failure, EXIT_VERIFY,
+		                   "--verify: sent %llu bytes (xxh64 %016llx) but the receiver "
+		                   "wrote %llu (xxh64 %016llx)",
+		                   (unsigned long long)end, (unsigned long long)mine,
+		                   (unsigned long long)rt->confirmed,
+		                   (unsigned long long)rt->verdict_digest);
+	}
+	vd->verified = 1;
+	return EXIT_OK;
 }
 
 /*
@@ -104,6 +146,8 @@ void retry_opened(struct retry *rt, const struct session *s)
  */
 int retry_settle(struct retry *rt, struct session *s, uint64_t end)
 {
+	if (rt->ring != NULL && rt->ring->digesting) /* the stream's, not this connection's */
+		s->sent.digest = rt->ring->digest;
 	if (s->failure.status != EXIT_OK)
 		retry_stop_read(rt, s);
 	if (rt->stop.reason != 0) {
@@ -114,11 +158,13 @@ int retry_settle(struct retry *rt, struct session *s, uint64_t end)
 		                                                      : "write",
 		                   retry_reason_name(rt->stop.reason));
 	}
-	if (s->failure.status != EXIT_OK || (s->sent.finished != 0 && rt->confirmed >= end))
+	if (s->failure.status != EXIT_OK)
 		return s->failure.status;
-	return failure_set(&s->failure, EXIT_PEER,
-	                   "%s closed before it confirmed the end (%llu bytes)", s->ep->peer,
-	                   (unsigned long long)end);
+	if (s->sent.finished == 0 || rt->confirmed < end)
+		return failure_set(&s->failure, EXIT_PEER,
+		                   "%s closed before it confirmed the end (%llu bytes)",
+		                   s->ep->peer, (unsigned long long)end);
+	return rt->verify ? retry_judge(rt, s, end) : EXIT_OK;
 }
 
 /*
@@ -210,7 +256,7 @@ void retry_give_up(const struct retry *rt, struct session *s)
 		failure_set(&s->failure, rt->joined ? EXIT_PEER : EXIT_CONNECT,
 		            "gave up after %u retries: %s; the receiver confirmed %llu bytes",
 		            rt->tries, last.why, (unsigned long long)rt->confirmed);
-	else if (rt->joined)
+	else if (rt->joined && !rt->verdict_seen) /* a verdict says what the receiver has */
 		failure_set(&s->failure, last.status, "%s%s; the receiver confirmed %llu bytes",
 		            last.why, advice, (unsigned long long)rt->confirmed);
 	else

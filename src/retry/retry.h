@@ -13,12 +13,17 @@
 #include "relay/relay.h"
 
 /* The wire format (doc/resume-protocol.md, "--retry"). */
-#define RETRY_VERSION       2
-#define RETRY_JOIN_BYTES    24 /* "FCRS", version, 3 zero, session id, hold seconds, buffer KiB */
+#define RETRY_VERSION 2
+#define RETRY_JOIN_BYTES                                                                           \
+	24 /* "FCRS", version, flags, 2 zero, session id, hold seconds, buffer KiB */
 #define RETRY_ACK_BYTES     16 /* "FCRK", version, status, flags, 1 zero, busy seconds, 4 zero */
 #define RETRY_CONFIRM_BYTES 16 /* "FCRC", 4 zero, the offset written */
 #define RETRY_STOP_BYTES    16 /* "FCRE", version, reason, what, 1 zero, the offset written */
-#define RETRY_ACK_KEEPS     1  /* the ack's flags: the receiver keeps listening (-k) */
+#define RETRY_VERDICT_BYTES 16 /* "FCRV", version, 3 zero, XXH64 of the file up to the last FCRC   \
+	                        */
+#define RETRY_JOIN_VERIFY 1    /* the join's flags: the sender runs --verify */
+#define RETRY_ACK_KEEPS   1    /* the ack's flags: the receiver keeps listening (-k) ... */
+#define RETRY_ACK_VERIFY  2    /* ... and runs --verify */
 
 /*
  * The receiver confirms what it wrote per MiB or 50 ms, whichever comes
@@ -63,6 +68,7 @@ struct retry_stop {
 
 /* The sender's join, after its hello: who it is and how long it may take to come back. */
 struct retry_join {
+	int verify; /* the sender runs --verify: the receiver's verdict ends the transfer */
 	uint64_t id;
 	uint32_t hold; /* seconds */
 	uint32_t
@@ -73,6 +79,7 @@ struct retry_join {
 struct retry_ack {
 	enum retry_status status;
 	int keeps;     /* -k: a lost connection can come back */
+	int verify;    /* the receiver runs --verify */
 	uint32_t busy; /* RETRY_BUSY: seconds the hold may last */
 };
 
@@ -91,6 +98,8 @@ struct replay {
 	uint64_t kept;   /* the oldest byte not confirmed: the receiver confirmed all before it */
 	uint64_t filled; /* after the last byte read from stdin */
 	uint64_t next;   /* the next byte the flow sends: below filled while it resends */
+	int digesting;   /* --verify: ... */
+	struct digest digest; /* ... the XXH64 of the stream up to filled, each byte once */
 };
 
 /* One --retry transfer: the sender's across its connections, or the receiver's for a session. */
@@ -109,6 +118,9 @@ struct retry {
 	int fatal;  /* the sender: the receiver's file cannot be gone on with: no retry */
 	int forgot; /* the sender: a receiver answered new to a joined session (restarted) */
 	struct retry_stop stop;   /* the sender: the receiver's last word (reason 0: none came) */
+	int verify;               /* --verify: the receiver's verdict ends the transfer */
+	int verdict_seen;         /* the sender: the receiver's verdict came ... */
+	uint64_t verdict_digest;  /* ... the XXH64 of its file up to confirmed */
 	uint64_t confirmed;       /* the offset the receiver confirmed as written */
 	unsigned tries;           /* the sender: connections in a row without progress */
 	enum session_phase phase; /* the sender: where the last failed session stopped */
@@ -120,6 +132,7 @@ struct retry {
 	uint64_t told;        /* the last offset put in one */
 	double pending_since; /* written passed told then; 0: nothing to tell */
 	int blocked;          /* the socket said EAGAIN: wait for POLLOUT */
+	int verdict_sent;     /* --verify: the verdict followed the end's confirmation */
 	int newcomer;         /* the listener has a connection while this one is silent */
 };
 
@@ -143,6 +156,9 @@ int retry_confirm_decode(const unsigned char *, uint64_t *);
 void retry_stop_encode(unsigned char *, const struct retry_stop *);
 int retry_stop_decode(const unsigned char *, struct retry_stop *);
 int retry_stop_seen(const unsigned char *);
+void retry_verdict_encode(unsigned char *, uint64_t);
+int retry_verdict_decode(const unsigned char *, uint64_t *);
+int retry_verdict_seen(const unsigned char *);
 enum retry_reason retry_reason_of(int);
 const char *retry_reason_name(enum retry_reason);
 int retry_join_seen(const unsigned char *);

@@ -185,7 +185,8 @@ void stripe_plug(struct stripe *st, struct relay_setup *rs)
 		sf->conns = &s->conns;
 		sf->n = s->conns.n;
 		sf->offset = sf->start = start;
-		sf->verify = st->cfg->verify;
+		sf->verify =
+		    st->cfg->verify && st->cfg->retry == 0; /* --retry: a verdict of its own */
 		sf->grows = st->growth != NULL;
 		sf->s = s;
 		rs->flows[k].ctx = sf;

@@ -17,8 +17,9 @@
  *       (src/stripe-wire.c): what decodes encodes back to the same bytes,
  *       within its bounds; a whole hello is one version's or the other's;
  *   int retry_join_decode(p, ...), retry_ack_decode(p, ...), retry_confirm_decode(p, ...),
- *       retry_stop_decode(p, ...): --retry's join, ack, confirmation and the
- *       receiver's last word (src/retry-wire.c): round trips;
+ *       retry_stop_decode(p, ...), retry_verdict_decode(p, ...): --retry's join, ack,
+ *       confirmation, the receiver's last word and its --verify verdict
+ *       (src/retry-wire.c): round trips;
  *   int resume_offer_decode(p, struct resume_offer *),
  *       resume_answer_decode(p, struct resume_answer *), resume_hello_seen(buf,
  *       len): --resume's offer, answer and hello (src/resume-wire.c): what
@@ -246,7 +247,10 @@ static void check_resume(const uint8_t *data, size_t size)
 	free(buf);
 }
 
-/* --retry's join, ack, confirmation and last word: what decodes encodes back to the same bytes. */
+/*
+ * --retry's join, ack, confirmation, last word and verdict: what decodes
+ * encodes back to the same bytes, and none reads as another.
+ */
 static void check_retry(const uint8_t *data, size_t size)
 {
 	unsigned char enc[RETRY_JOIN_BYTES];
@@ -279,6 +283,15 @@ static void check_retry(const uint8_t *data, size_t size)
 		retry_stop_encode(enc, &st);
 		CHECK(memcmp(enc, data, RETRY_STOP_BYTES) == 0,
 		      "a last word encodes back differently");
+	}
+	if (size >= RETRY_VERDICT_BYTES && retry_verdict_decode(data, &off) == 0) {
+		CHECK(retry_verdict_seen(data) && retry_confirm_decode(data, &off) != 0 &&
+		          retry_stop_decode(data, &st) != 0,
+		      "a verdict reads as another message");
+		retry_verdict_decode(data, &off);
+		retry_verdict_encode(enc, off);
+		CHECK(memcmp(enc, data, RETRY_VERDICT_BYTES) == 0,
+		      "a verdict encodes back differently");
 	}
 }
 
