@@ -116,6 +116,8 @@ struct config {
 	int checksum;       /* --checksum: XXH64 of each direction in the report */
 	int seq;            /* --seq: number datagrams, count losses (both ends) */
 	int verify;         /* --verify: frame the data, both ends confirm count and digest */
+	int sparse;         /* --sparse: -P's sender sends runs of zeros as a count */
+	int image;          /* --image: a file between two fastcats, with everything on */
 	int resume;         /* --resume: -l goes on with the file on stdout, the sender after it */
 	unsigned retry;     /* --retry: reconnect and resume up to this many times (sender) */
 	long retry_wait_ms; /* --retry-wait: the first wait, doubled up to 8 s */
@@ -159,6 +161,7 @@ struct flow_stats {
 	enum copy_method copy; /* how the bytes moved (the last method, after any fallback) */
 	size_t read_size;      /* the chunks it read and wrote: -B as the flow decided it */
 	size_t write_size;     /* ... (flow-setup.c: transport, datagram and pipe limits) */
+	uint64_t zero_bytes;   /* --sparse: of bytes, the zero runs that went as a count */
 	uint64_t syncs;        /* --sync: fdatasync calls on stdout ... */
 	double sync_seconds;   /* ... and the time they took */
 };

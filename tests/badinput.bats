@@ -414,6 +414,19 @@ EOF
 EOF
 }
 
+@test "usage errors, --sparse (the sender's, with -P) and --image (tcp; -l: stdout a regular file): exit 2 with one line naming it" {
+  check_table <<'EOF'
+--sparse 127.0.0.1 1                     | 2 | --sparse needs -P N or -P auto
+-l -P auto --sparse 0                    | 2 | --sparse: the sender's
+--image -u 127.0.0.1 1                   | 2 | --image: a tcp transfer between two fastcats, not udp
+-l --image -U "$T/a.sock"                | 2 | --image: a tcp transfer between two fastcats, not unix
+-l --image 0                             | 2 | --image needs stdout to be a regular file (use >> FILE)
+--image --retry 1001 127.0.0.1 1         | 2 | --retry 1001: retries must be 0 to 1000
+--image -d 127.0.0.1 1                   | 2 | -P and -d: a striped session is one way
+--bench --image                          | 2 | --bench and --image: cannot be combined
+EOF
+}
+
 @test "hosts that reach the resolver (inside unshare -n, lo up): exit 3, one line naming the host" {
   skip_unless_unshare
   RUN=(unshare -n sh -c 'ip link set lo up && exec "$@"' sh)

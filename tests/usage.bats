@@ -55,10 +55,10 @@ table_long_options() {
   assert_line --index $((${#lines[@]} - 1)) --partial 'man fastcat'
 }
 
-@test "--help's first screen shows the way to a far machine (-P auto, --resume, --retry) and what -I turns off" {
+@test "--help's first screen shows the way to a far machine (--image at both ends; -P, --resume, --retry) and what -I turns off" {
   run -0 --separate-stderr "$FASTCAT" --help
-  assert_output --partial 'fastcat -l -k -P auto --resume 9000 >> disk.img'
-  assert_output --partial 'fastcat -P auto --retry 5 receiver 9000 < disk.img'
+  assert_output --partial 'fastcat -l --image 9000 >> disk.img'
+  assert_output --partial 'fastcat --image receiver 9000 < disk.img'
   assert_output --partial '-P N|auto'
   assert_output --partial '--retry N'
   assert_output --partial "-I turns TCP's receive autotuning off"

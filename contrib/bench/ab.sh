@@ -2,6 +2,7 @@
 # ab.sh - is fastcat B slower than fastcat A? Alternating pairs of runs, by hand (not in make check).
 #
 #   contrib/bench/ab.sh -A /tmp/before/src/fastcat [-B src/fastcat] [-n PAIRS] [-s MIB] [-x tcp,unix]
+#   contrib/bench/ab.sh -A src/fastcat -a '-P 1' -S --sparse -x tcp   (an option's cost: B = A + it)
 #
 # Each pair runs A and B once each on the same transport and source file, in the order AB, then
 # BA in the next pair, so that drift on this shared machine hits both alike. One run: a receiver
@@ -9,28 +10,31 @@
 # of random data from /dev/shm; wall = from the sender's start to the receiver's exit, and the
 # receiver's --report=json must count every byte. Printed per transport: A's and B's median MB/s,
 # the median of the per-pair ratios B/A and their range. Extra fastcat arguments (-a) go to both
-# ends of both binaries.
+# ends of both binaries; -S's to B's sender only.
 #
 # Options:
 #   -A PATH     the baseline binary (required)       -B PATH   the candidate (default src/fastcat)
 #   -n PAIRS    measured pairs per transport (default 8), after one warm-up pair
 #   -s MIB      bytes per run (default 2048)         -x LIST   transports: tcp,unix (default both)
 #   -a 'ARGS'   extra fastcat arguments, both ends   -P R,S    receiver,sender CPUs (default 0,1)
+#   -S 'ARGS'   extra arguments for B's sender only (-B defaults to -A's binary then)
 set -u -o pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=contrib/bench/lib.sh
 . "$here/lib.sh"
 
-A= B=$here/../../src/fastcat PAIRS=8 MIB=2048 TRANSPORTS=tcp,unix EXTRA= PIN=0,1 CHECK=0
-while getopts 'A:B:n:s:x:a:P:h' o; do
+A= B= PAIRS=8 MIB=2048 TRANSPORTS=tcp,unix EXTRA= SEXTRA= PIN=0,1 CHECK=0
+while getopts 'A:B:n:s:x:a:S:P:h' o; do
 	case $o in
 	A) A=$OPTARG ;; B) B=$OPTARG ;; n) PAIRS=$OPTARG ;; s) MIB=$OPTARG ;;
-	x) TRANSPORTS=$OPTARG ;; a) EXTRA=$OPTARG ;; P) PIN=$OPTARG ;;
+	x) TRANSPORTS=$OPTARG ;; a) EXTRA=$OPTARG ;; S) SEXTRA=$OPTARG ;; P) PIN=$OPTARG ;;
 	h) usage; exit 0 ;; *) usage >&2; exit 2 ;;
 	esac
 done
 [ -n "$A" ] || die "-A PATH is required (the baseline fastcat)"
+if [ -z "$B" ] && [ -n "$SEXTRA" ]; then B=$A; fi
+B=${B:-$here/../../src/fastcat}
 for bin in "$A" "$B"; do [ -x "$bin" ] || die "$bin is not an executable"; done
 [[ $PAIRS =~ ^[1-9][0-9]*$ && $MIB =~ ^[1-9][0-9]*$ ]] || die "-n and -s take positive integers"
 BYTES=$((MIB * 1024 * 1024))
@@ -38,10 +42,12 @@ bench_pin "$PIN"
 bench_workdir
 bench_source
 read -r -a extra <<<"$EXTRA"
+read -r -a sextra <<<"$SEXTRA"
 
-# run_one BIN TRANSPORT -> MB/s on stdout, or nothing when the run failed
+# run_one BIN TRANSPORT [SENDER ARGS...] -> MB/s on stdout, or nothing when the run failed
 run_one() {
 	local bin=$1 t=$2 port addr=() u=() t0 t1 got
+	shift 2
 	rm -f "$WORK/r.err"
 	if [ "$t" = unix ]; then
 		addr=("$WORK/sock") u=(-U)
@@ -56,7 +62,7 @@ run_one() {
 	local rpid=$!
 	for _ in $(seq 200); do grep -q 'listening on' "$WORK/r.err" 2>/dev/null && break; sleep 0.01; done
 	t0=$(usec)
-	if ! "${PINS[@]}" timeout 120 "$bin" "${extra[@]}" "${u[@]}" "${addr[@]}" <"$SRCFILE" >/dev/null 2>"$WORK/s.err"; then
+	if ! "${PINS[@]}" timeout 120 "$bin" "${extra[@]}" "$@" "${u[@]}" "${addr[@]}" <"$SRCFILE" >/dev/null 2>"$WORK/s.err"; then
 		echo "ab.sh: $bin over $t: the sender failed: $(head -n 1 "$WORK/s.err")" >&2
 		kill_started
 		return 1
@@ -71,7 +77,7 @@ run_one() {
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 
-echo "ab.sh: A=$A B=$B, $PAIRS pairs (+1 warm-up) of $MIB MiB, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "ab.sh: A=$A B=$B${SEXTRA:+ (sender + $SEXTRA)}, $PAIRS pairs (+1 warm-up) of $MIB MiB, load $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-6s %10s %10s %12s %17s\n' transport "A MB/s" "B MB/s" "B/A median" "B/A min-max"
 fail=0
 for t in ${TRANSPORTS//,/ }; do
@@ -81,7 +87,8 @@ for t in ${TRANSPORTS//,/ }; do
 		ma= mb=
 		for w in $order; do
 			bin=$A && [ "$w" = B ] && bin=$B
-			v=$(run_one "$bin" "$t") || { fail=1; continue 2; }
+			args=() && [ "$w" = B ] && args=("${sextra[@]}")
+			v=$(run_one "$bin" "$t" "${args[@]}") || { fail=1; continue 2; }
 			if [ "$w" = A ]; then ma=$v; else mb=$v; fi
 		done
 		((pair == 0)) && continue # warm-up

@@ -5,6 +5,12 @@
 
 usage() { sed -n '2,/^set -u/p' "$0" | sed '/^set -u/d;s/^# \{0,1\}//'; }
 die() { echo "${0##*/}: $*" >&2; exit 2; }
+# bench_operands_sizes "$@": after getopts, no operand left, and MIB and ROUNDS positive integers.
+bench_operands_sizes() {
+	[ $# -eq 0 ] || die "unexpected argument '$1' (-h for help)"
+	[[ $MIB =~ ^[1-9][0-9]*$ ]] || die "-s wants a size in MiB"
+	[[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || die "-n wants a positive number"
+}
 
 # shellcheck disable=SC2034 # PINB: only unix.sh's seed workload uses it
 bench_pin() { # R,S | none

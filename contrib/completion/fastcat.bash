@@ -77,7 +77,8 @@ _fastcat()
             --checksum --seq --verify --copy --bench --bench-time
             --bench-transports --bench-sizes --allow --deny --unix-mode
             --progress --interval --size --parallel --rate-limit --rcvlowat --congestion
-            --resume --retry --retry-wait --replay-buffer --sync --sync-every'
+            --resume --retry --retry-wait --replay-buffer --sync --sync-every --no-sync
+            --image --sparse --no-sparse --no-verify'
         COMPREPLY=($(compgen -W "$longopts" -- "$cur"))
         return
     fi

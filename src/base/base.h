@@ -102,6 +102,7 @@ double clock_now(void);
 /* digest.c */
 void digest_init(struct digest *);
 void digest_update(struct digest *, const void *, size_t);
+void digest_update_zeros(struct digest *, uint64_t);
 uint64_t digest_final(const struct digest *);
 
 /* iobuf.c */

@@ -59,6 +59,19 @@ void digest_init(struct digest *d)
 	d->v[3] = 0 - P1;
 }
 
+/* len zero bytes, which were never in memory (--sparse's runs and holes). */
+void digest_update_zeros(struct digest *d, uint64_t len)
+{
+	static const unsigned char zeros[64 * 1024];
+
+	while (len > 0) {
+		size_t piece = len < sizeof zeros ? (size_t)len : sizeof zeros;
+
+		digest_update(d, zeros, piece);
+		len -= piece;
+	}
+}
+
 /*
  * Every whole 32-byte stripe in [p, end); returns where the rest starts. The
  * lanes live in locals: written through d they would be stored and reloaded

@@ -153,10 +153,57 @@ static int check_listener_options(struct config *cfg, const struct seen *seen, s
 	return 0;
 }
 
+/* --image's sender retries this many times in a row: a minute and more of a link that is down. */
+#define IMAGE_RETRY 10
+
+/*
+ * --image: what a file between two fastcats should have, each part unless
+ * its own option was given (-P 4, --retry 3, --no-sparse, ...): the
+ * sender -P auto --retry --verify --sparse, the receiver -k -P auto
+ * --resume --verify --sync. The checks after this one judge the result.
+ */
+static int apply_image(struct config *cfg, const struct seen *seen, struct failure *fail)
+{
+	unsigned given = seen->flags;
+
+	if (!cfg->image)
+		return 0;
+	if (cfg->transport != &transport_tcp)
+		return failure_set(fail, EXIT_USAGE,
+		                   "--image: a tcp transfer between two fastcats, not %s",
+		                   cfg->transport->name);
+	if (!(given & SEEN_PARALLEL)) {
+		cfg->parallel = 1;
+		cfg->parallel_auto = 1;
+	}
+	if (!(given & SEEN_VERIFY))
+		cfg->verify = 1;
+	if (cfg->listen) {
+		cfg->keep_listening = 1;
+		cfg->resume = 1;
+		cfg->sync |= !(given & SEEN_SYNC);
+		return 0;
+	}
+	cfg->resume = 1; /* with --retry 0 too: the receiver is a --resume one */
+	if (!(given & SEEN_RETRY))
+		cfg->retry = IMAGE_RETRY;
+	if (!(given & SEEN_SPARSE))
+		cfg->sparse = 1;
+	return 0;
+}
+
 /* -P stripes one TCP stream one way; what it cannot do yet is refused, not half done. */
 static int check_parallel(struct config *cfg, const struct seen *seen, struct failure *fail)
 {
 	(void)seen;
+	if (cfg->sparse && cfg->listen)
+		return failure_set(fail, EXIT_USAGE,
+		                   "--sparse: the sender's; a -P receiver makes holes of the zero "
+		                   "runs it gets on its own");
+	if (cfg->sparse && cfg->parallel == 0)
+		return failure_set(fail, EXIT_USAGE,
+		                   "--sparse needs -P N or -P auto: the zero runs travel in -P's "
+		                   "chunks (the receiver: -l -P auto)");
 	if (cfg->parallel == 0)
 		return 0;
 	if (cfg->transport != &transport_tcp)
@@ -242,7 +289,8 @@ static int check_resume(struct config *cfg, const struct seen *seen, struct fail
 	if (fstat(STDOUT_FILENO, &st) != 0 || !S_ISREG(st.st_mode) || flags < 0 ||
 	    (flags & O_ACCMODE) == O_RDONLY)
 		return failure_set(fail, EXIT_USAGE,
-		                   "--resume needs stdout to be a regular file (use >> FILE)");
+		                   "%s needs stdout to be a regular file (use >> FILE)",
+		                   cfg->image ? "--image" : "--resume");
 	/* > FILE opens write-only and empties the file first: what it held is already gone */
 	if ((flags & O_ACCMODE) == O_WRONLY && !(flags & O_APPEND))
 		return failure_set(
@@ -331,12 +379,11 @@ static const struct {
 	int (*run)(struct config *, const struct seen *, struct failure *);
 	int with_bench; /* also when --bench is given */
 } checks[] = {
-    {options_bench_check, 1},    {choose_transport, 1},
-    {parse_operands, 0},         {check_combinations, 1},
-    {check_listener_options, 0}, {check_parallel, 0},
-    {check_resume, 0},           {check_sync, 0},
-    {choose_chunk, 1},           {fit_datagrams, 0},
-    {choose_rcvlowat, 0},        {check_congestion, 0},
+    {options_bench_check, 1}, {choose_transport, 1},   {parse_operands, 0},
+    {apply_image, 0},         {check_combinations, 1}, {check_listener_options, 0},
+    {check_parallel, 0},      {check_resume, 0},       {check_sync, 0},
+    {choose_chunk, 1},        {fit_datagrams, 0},      {choose_rcvlowat, 0},
+    {check_congestion, 0},
 };
 
 /* Returns 0, or EXIT_USAGE with the first check's reason in fail. */

@@ -109,6 +109,7 @@ const struct opt_spec options_table[] = {
      .arg = ARG_SIZE,
      .range = {0, RETRY_MAX, "retries must be 0 to 1000"},
      OPT_FIELD(retry),
+     .seen = SEEN_RETRY,
      .section = SECTION_CONNECTION,
      .metavar = " N",
      .help = "sender: after a lost connection reconnect and\n"
@@ -133,12 +134,28 @@ const struct opt_spec options_table[] = {
      .metavar = " SIZE",
      .help = "--retry from a pipe: keep this much not yet confirmed\n"
              "(default 64M; stdin waits while it is full)"},
+    {.name = "image",
+     .value = 1,
+     OPT_FIELD(image),
+     .section = SECTION_CONNECTION,
+     .help = "a disk or file between two fastcats, everything on:\n"
+             "the sender -P auto --retry 10 --verify --sparse,\n"
+             "the receiver -k -P auto --resume --verify --sync\n"
+             "(stdout: >> FILE); each can be given apart",
+     .brief = "--image  the pair above"},
     {.name = "sync",
      .value = 1,
      OPT_FIELD(sync),
+     .seen = SEEN_SYNC,
      .section = SECTION_CONNECTION,
      .help = "with -l: fdatasync the file on stdout before the\n"
-             "end is confirmed (--verify, --retry): on disk"},
+             "end is confirmed (--verify, --retry): on disk;\n"
+             "--no-sync: not with --image"},
+    {.name = "no-sync",
+     .value = 0,
+     OPT_FIELD(sync),
+     .seen = SEEN_SYNC,
+     .section = SECTION_CONNECTION},
     {.name = "sync-every",
      .arg = ARG_SIZE,
      .range = {MIB, REPLAY_MAX, "must be 1 MiB to 4 GiB"},
@@ -251,12 +268,28 @@ const struct opt_spec options_table[] = {
      .letter = 'P',
      .arg = ARG_STRING,
      .handler = options_set_parallel,
+     .seen = SEEN_PARALLEL,
      .section = SECTION_SPEED,
      .metavar = " N",
      .help = "tcp, one way: stripe stdin over N connections\n"
              "(1-64), or auto (grow from 1 while it helps);\n"
              "with -l: take as many as the sender's -P says",
      .brief = "-P N|auto  one stream over N TCP connections (auto: as many as help)"},
+    {.name = "sparse",
+     .value = 1,
+     OPT_FIELD(sparse),
+     .seen = SEEN_SPARSE,
+     .section = SECTION_SPEED,
+     .help = "with -P, the sender: runs of zeros (whole 4 KiB\n"
+             "blocks) and a file's holes go as a count; the\n"
+             "receiver makes holes in its file; --no-sparse: not\n"
+             "with --image",
+     .brief = "--sparse  zeros not sent (-P)"},
+    {.name = "no-sparse",
+     .value = 0,
+     OPT_FIELD(sparse),
+     .seen = SEEN_SPARSE,
+     .section = SECTION_SPEED},
     {.name = "rate-limit",
      .arg = ARG_RATE,
      .range = {1, RATE_LIMIT_MAX, "rate must be 1 byte/s to 1024G (1 TiB/s)"},
@@ -338,10 +371,17 @@ const struct opt_spec options_table[] = {
     {.name = "verify",
      .value = 1,
      OPT_FIELD(verify),
+     .seen = SEEN_VERIFY,
      .section = SECTION_REPORT,
      .help = "both ends confirm byte count and XXH64 (fastcat at\n"
-             "both ends; exit 6 on a mismatch)",
+             "both ends; exit 6 on a mismatch); --no-verify: not\n"
+             "with --image",
      .brief = "--verify  both ends confirm count and XXH64"},
+    {.name = "no-verify",
+     .value = 0,
+     OPT_FIELD(verify),
+     .seen = SEEN_VERIFY,
+     .section = SECTION_REPORT},
     {.name = "progress",
      .value = 1,
      OPT_FIELD(progress),

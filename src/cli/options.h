@@ -10,7 +10,7 @@ struct config;
 
 /* Entries of options_table; the definition must have exactly this many (a mismatch is a type
  * error). */
-#define OPTIONS_COUNT 51
+#define OPTIONS_COUNT 56
 
 /* How an option's value is read before it is stored or handed to a handler. */
 enum opt_arg {
@@ -37,6 +37,12 @@ enum {
 	SEEN_RETRY_WAIT = 1 << 10, /* --retry-wait */
 	SEEN_REPLAY = 1 << 11,     /* --replay-buffer */
 	SEEN_SYNC_EVERY = 1 << 12, /* --sync-every */
+	/* what --image turns on unless given: -P, --retry, --verify, --sparse, --sync (or --no-) */
+	SEEN_PARALLEL = 1 << 13,
+	SEEN_RETRY = 1 << 14,
+	SEEN_VERIFY = 1 << 15,
+	SEEN_SPARSE = 1 << 16,
+	SEEN_SYNC = 1 << 17,
 };
 
 /* What --bench makes of an option. */

@@ -55,6 +55,9 @@ static void json_flow(char *out, size_t len, const struct flow_stats *f, int dat
 		             ",\"lost\":%llu,\"duplicated\":%llu,\"reordered\":%llu,\"runts\":%llu",
 		             (unsigned long long)f->seq.lost, (unsigned long long)f->seq.duplicated,
 		             (unsigned long long)f->seq.reordered, (unsigned long long)f->runts);
+	if (f->zero_bytes > 0 && n > 0 && (size_t)n < len) /* --sparse */
+		n += snprintf(out + n, len - (size_t)n, ",\"zero_bytes\":%llu",
+		              (unsigned long long)f->zero_bytes);
 	if (checksum && n > 0 && (size_t)n < len)
 		n += snprintf(out + n, len - (size_t)n, ",\"xxh64\":\"%016llx\"",
 		              (unsigned long long)digest_final(&f->digest));

@@ -229,6 +229,23 @@ static void print_human_verified_one_way(const struct session *s)
 		        (unsigned long long)vd->confirmed_digest);
 }
 
+/*
+ * --sparse: the zero runs that went as counts: "zeros 3.20 GiB (80 %) not
+ * sent", or at the receiver, "... not received, made holes or written".
+ */
+static void print_human_zeros(const struct session *s)
+{
+	const struct flow_stats *f = s->cfg->listen ? &s->received : &s->sent;
+	char zeros[32];
+
+	if (f->zero_bytes == 0)
+		return;
+	units_format_bytes(f->zero_bytes, zeros, sizeof zeros);
+	fprintf(stderr, "fastcat: --sparse: zeros %s (%.0f %%) not %s\n", zeros,
+	        f->bytes > 0 ? 100.0 * (double)f->zero_bytes / (double)f->bytes : 0.0,
+	        s->cfg->listen ? "received (holes in a file, else written)" : "sent");
+}
+
 /* --sync: what making stdout durable cost ("synced to disk 3 times, 0.412 s"). */
 static void print_human_sync(const struct session *s)
 {
@@ -260,6 +277,7 @@ static void print_human(const struct session *s, int sndbuf, int rcvbuf, double 
 	print_human_resume(&s->resume);
 	print_human_retry(s);
 	print_human_sync(s);
+	print_human_zeros(s);
 	/* with --resume the counts are the whole file's, as the digests are */
 	if (cfg->verify && s->verdict.verified && s->one_way)
 		print_human_verified_one_way(s);

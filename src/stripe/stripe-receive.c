@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/compat.h"
@@ -100,6 +101,15 @@ static int stripe_header(struct flow *f, unsigned i)
 	if (ch.offset < s->offset)
 		return stripe_fail(f, (int)i, EXIT_PEER, "a chunk at offset %llu came twice",
 		                   (unsigned long long)ch.offset);
+	if (ch.type == STRIPE_ZERO) { /* whole with its header: it holds no memory */
+		struct held *h = malloc(sizeof *h);
+
+		if (h == NULL)
+			return stripe_fail(f, (int)i, EXIT_RUNTIME, "no memory for a zero run");
+		*h = (struct held){NULL, ch.offset, ch.len, ch.len, 0, 1};
+		c->have = 0;
+		return stripe_hold(f, i, h);
+	}
 	if (ch.offset != s->offset && s->held_bytes + ch.len > REORDER_MAX) {
 		c->waiting = 1; /* its turn comes when the memory frees or the stream catches up */
 		return 0;
@@ -108,7 +118,7 @@ static int stripe_header(struct flow *f, unsigned i)
 	if (c->chunk == NULL)
 		return stripe_fail(f, (int)i, EXIT_RUNTIME, "no memory for a %u-byte chunk",
 		                   ch.len);
-	*c->chunk = (struct held){NULL, ch.offset, ch.len, 0, 0};
+	*c->chunk = (struct held){NULL, ch.offset, ch.len, 0, 0, 0};
 	s->held_bytes += ch.len;
 	c->have = 0;
 	return 0;
@@ -154,6 +164,29 @@ static int stripe_recv(struct flow *f, unsigned i)
 	return stripe_hold(f, i, h) < 0 ? -1 : 1;
 }
 
+/*
+ * A ZERO chunk's next len bytes: into a file, past its end, a hole (the
+ * file grows, nothing is written); anywhere else, zeros written (a pipe, or
+ * a file's old bytes that must become zeros). write(2)'s result.
+ */
+static ssize_t stripe_write_zeros(struct flow *f, size_t len)
+{
+	static const unsigned char zeros[64 * KIB];
+	struct stat st;
+	off_t pos;
+
+	if (f->discard)
+		return (ssize_t)len;
+	if (fstat(f->stdio, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (pos = lseek(f->stdio, 0, SEEK_CUR)) >= st.st_size) {
+		if (ftruncate(f->stdio, pos + (off_t)len) != 0 ||
+		    lseek(f->stdio, pos + (off_t)len, SEEK_SET) < 0)
+			return -1;
+		return (ssize_t)len;
+	}
+	return write(f->stdio, zeros, len < sizeof zeros ? len : sizeof zeros);
+}
+
 /* Write the chunk whose turn it is, as far as stdout takes it. 1 if bytes went. */
 static int stripe_write(struct flow *f)
 {
@@ -167,7 +200,10 @@ static int stripe_write(struct flow *f)
 	len = h->len - h->written;
 	if (f->limited && (len = ratelimit_allow(&f->limit, clock_now(), len)) == 0)
 		return 0;
-	n = f->discard ? (ssize_t)len : write(f->stdio, h->data + h->written, len);
+	if (h->zero)
+		n = stripe_write_zeros(f, len);
+	else
+		n = f->discard ? (ssize_t)len : write(f->stdio, h->data + h->written, len);
 	f->stats->writes += !f->discard;
 	switch (io_result(n)) {
 	case IO_MOVED: break;
@@ -176,16 +212,19 @@ static int stripe_write(struct flow *f)
 	case IO_INTERRUPTED: return 0;
 	case IO_FAILED: return flow_write_failed(f, len);
 	}
-	if (f->checksum)
+	if (f->checksum && h->zero)
+		digest_update_zeros(&f->stats->digest, (uint64_t)n);
+	else if (f->checksum)
 		digest_update(&f->stats->digest, h->data + h->written, (size_t)n);
 	if (f->limited)
 		ratelimit_spend(&f->limit, (size_t)n);
 	h->written += (size_t)n;
 	s->offset += (uint64_t)n;
-	flow_count_write(f, (uint64_t)n, (size_t)n);
+	f->stats->zero_bytes += h->zero ? (uint64_t)n : 0;
+	flow_count_write(f, (uint64_t)n, h->zero ? 0 : (size_t)n);
 	if (h->written == h->len) {
 		s->held = h->next;
-		s->held_bytes -= h->len;
+		s->held_bytes -= h->zero ? 0 : h->len;
 		free(h);
 		stripe_wake_waiting(s);
 	}

@@ -9,12 +9,80 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/compat.h"
 #include "fastcat.h"
 #include "relay/flow.h"
 #include "stripe/stripe.h"
+
+/*
+ * --sparse from a file: the bytes from stdin's position to its next data,
+ * when they are a hole of at least a block (SEEK_DATA; at most
+ * STRIPE_ZERO_CHUNK a chunk). 0: no hole here, or none can be found (a
+ * file system without SEEK_DATA reads and packs the zeros instead); stdin's
+ * position stays where it was unless a hole is returned.
+ */
+static off_t stripe_hole_at(struct stripe_flow *s, int fd)
+{
+	off_t pos = s->src_pos, data, end;
+	struct stat st;
+
+	if (pos < s->data_until)
+		return 0;
+	data = lseek(fd, pos, SEEK_DATA);
+	if (data < 0 && errno == ENXIO && fstat(fd, &st) == 0)
+		data = st.st_size > pos ? st.st_size : pos; /* a hole to the end, or the end */
+	else if (data < 0) {
+		s->holes = 0;
+		lseek(fd, pos, SEEK_SET);
+		return 0;
+	}
+	if (data - pos >= STRIPE_ZERO_MIN) {
+		end = data - pos > (off_t)STRIPE_ZERO_CHUNK ? pos + (off_t)STRIPE_ZERO_CHUNK : data;
+		lseek(fd, end, SEEK_SET);
+		return end - pos;
+	}
+	/* data here (or a hole too short to skip): none before its end */
+	end = lseek(fd, data, SEEK_HOLE);
+	s->data_until = end > data ? end : data + 1;
+	lseek(fd, pos, SEEK_SET);
+	return 0;
+}
+
+/*
+ * --sparse: a hole of stdin's file for connection i, as a ZERO chunk,
+ * never read. 1 if it took one.
+ */
+static int stripe_read_hole(struct flow *f, unsigned i)
+{
+	struct stripe_flow *s = f->ctx;
+	struct out_conn *o = &s->out[i];
+	struct stat st;
+	off_t len;
+
+	if (s->src_pos < 0) { /* the first read: a file read by fastcat itself, or none */
+		s->holes = f->source.read == NULL && fstat(f->stdio, &st) == 0 &&
+		           S_ISREG(st.st_mode) && (s->src_pos = lseek(f->stdio, 0, SEEK_CUR)) >= 0;
+		if (!s->holes)
+			s->src_pos = 0;
+	}
+	if (!s->holes || (len = stripe_hole_at(s, f->stdio)) == 0)
+		return 0;
+	stripe_chunk_encode(o->buf,
+	                    &(struct stripe_chunk){STRIPE_ZERO, 0, 0, (uint32_t)len, s->offset});
+	if (f->checksum)
+		digest_update_zeros(&f->stats->digest, (uint64_t)len);
+	f->stats->zero_bytes += (uint64_t)len;
+	o->len = STRIPE_CHUNK_BYTES;
+	o->sent = 0;
+	o->payload = (size_t)len;
+	s->offset += (uint64_t)len;
+	s->src_pos += len;
+	s->next = (i + 1) % s->n;
+	return 1;
+}
 
 /*
  * Read one chunk of stdin for connection i (--retry from a pipe: through
@@ -34,6 +102,8 @@ static int stripe_read(struct flow *f, unsigned i)
 	if (want == 0 ||
 	    (f->limited && (want = ratelimit_allow(&f->limit, clock_now(), want)) == 0))
 		return 0;
+	if (s->sparse && stripe_read_hole(f, i))
+		return 1;
 	n = flow_source_read(f, o->buf + STRIPE_CHUNK_BYTES, want);
 	f->stats->reads++;
 	switch (io_result(n)) {
@@ -46,13 +116,21 @@ static int stripe_read(struct flow *f, unsigned i)
 	case IO_INTERRUPTED: return 0;
 	case IO_FAILED: flow_failed(f, 0, errno); return -1;
 	}
-	stripe_chunk_encode(o->buf,
-	                    &(struct stripe_chunk){STRIPE_DATA, 0, 0, (uint32_t)n, s->offset});
-	if (f->checksum)
+	if (f->checksum) /* the stream's bytes, zeros and all, before --sparse packs them */
 		digest_update(&f->stats->digest, o->buf + STRIPE_CHUNK_BYTES, (size_t)n);
 	if (f->limited)
 		ratelimit_spend(&f->limit, (size_t)n);
-	o->len = STRIPE_CHUNK_BYTES + (size_t)n;
+	s->src_pos += n;
+	if (s->sparse) {
+		uint64_t zeros;
+
+		o->len = stripe_sparse_pack(o->buf, (size_t)n, s->offset, &zeros);
+		f->stats->zero_bytes += zeros;
+	} else {
+		stripe_chunk_encode(
+		    o->buf, &(struct stripe_chunk){STRIPE_DATA, 0, 0, (uint32_t)n, s->offset});
+		o->len = STRIPE_CHUNK_BYTES + (size_t)n;
+	}
 	o->sent = 0;
 	o->payload = (size_t)n;
 	s->offset += (uint64_t)n;

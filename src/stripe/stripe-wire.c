@@ -90,6 +90,10 @@ int stripe_chunk_decode(const unsigned char *p, struct stripe_chunk *c)
 		if (c->flags != 0 || c->count != 0 || c->len == 0 || c->len > STRIPE_CHUNK_MAX)
 			return -1;
 		return c->offset <= UINT64_MAX - c->len ? 0 : -1;
+	case STRIPE_ZERO: /* no payload: len zero bytes of the stream */
+		if (c->flags != 0 || c->count != 0 || c->len < STRIPE_ZERO_MIN)
+			return -1;
+		return c->offset <= UINT64_MAX - c->len ? 0 : -1;
 	default: return -1;
 	}
 }

@@ -188,6 +188,8 @@ void stripe_plug(struct stripe *st, struct relay_setup *rs)
 		sf->verify =
 		    st->cfg->verify && st->cfg->retry == 0; /* --retry: a verdict of its own */
 		sf->grows = st->growth != NULL;
+		sf->sparse = st->cfg->sparse;
+		sf->src_pos = -1;
 		sf->s = s;
 		rs->flows[k].ctx = sf;
 	}

@@ -35,7 +35,16 @@ enum stripe_type {
 	STRIPE_DATA = 'D',    /* len bytes of the stream, starting at offset */
 	STRIPE_END = 'E',     /* no more on this connection; the stream is offset bytes long */
 	STRIPE_VERDICT = 'V', /* receiver -> sender, on connection 0: offset bytes written */
+	STRIPE_ZERO = 'Z',    /* --sparse: len zero bytes of the stream at offset, no payload */
 };
+
+/*
+ * --sparse: a run of zero bytes goes as a ZERO chunk when it is at least
+ * this long (whole blocks of this size, counted from the read's start),
+ * and a hole in a file on stdin at most this much per chunk.
+ */
+#define STRIPE_ZERO_MIN   4096
+#define STRIPE_ZERO_CHUNK (1024 * MIB)
 
 /* The sender's first bytes on each connection: which session, and which of its connections. */
 struct stripe_join {
@@ -165,6 +174,7 @@ struct held {
 	struct held *next;
 	uint64_t offset;
 	size_t len, got, written; /* payload bytes; read from the socket; written to stdout */
+	int zero;                 /* a ZERO chunk: len zero bytes, none held */
 	unsigned char data[];
 };
 
@@ -203,6 +213,10 @@ struct stripe_flow {
 	unsigned char *scratch; /* draining: what a receiver should not have sent */
 	struct session *s;      /* the session: its verdict, and --resume's start */
 	int verify;             /* sending: --verify, the END carries the stream's XXH64 */
+	int sparse;             /* sending: --sparse, zero blocks go as ZERO chunks ... */
+	int holes;              /* ... and stdin is a file whose holes are skipped, not read */
+	off_t src_pos;          /* ... its position, -1 until known */
+	off_t data_until;       /* ... where its data runs to: no hole before it */
 	int end_flags;          /* receiving: the ENDs' flags ... */
 	uint64_t end_digest;    /* ... and XXH64 */
 	int grows;              /* -P auto: connections may join while it runs */
@@ -242,6 +256,9 @@ void stripe_growth_free(struct stripe_growth *);
 /* stripe-grow.c: -P auto while the relay runs */
 void stripe_grow_tick(struct stripe_growth *, const struct stripe_flow *, double, struct session *);
 extern const struct relay_agent stripe_growth_agent;
+
+/* stripe-sparse.c: --sparse, the zero runs of a chunk just read (pure, unit-tested) */
+size_t stripe_sparse_pack(unsigned char *, size_t, uint64_t, uint64_t *);
 
 /* stripe-flow.c: what both striped flows share */
 int stripe_start(struct flow *);
