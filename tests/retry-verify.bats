@@ -4,9 +4,11 @@
 # from byte 0, has the XXH64 of the whole stream. The receiver sends its verdict after the
 # end's confirmation; a pipe sender digests each byte once as it reads it (never what the
 # replay buffer resends), a file sender digests the file's first bytes again at each
-# opening. A byte changed in the receiver's file before the checked tail window passes
-# --resume's tail check, and --verify still catches it (exit 6). Both ends must run
-# --verify: either refuses the other before a byte of data moves. Loopback, listeners on
+# opening, a receiver that held the session keeps its digest of what it wrote (one started
+# again reads its file back). A byte changed in the file of a receiver started again, before
+# the checked tail window, passes --resume's tail check, and --verify still catches it (exit
+# 6). Both ends must run --verify: either refuses the other before a byte of data moves.
+# Loopback, listeners on
 # port 0; the senders are slowed with --rate-limit so that the resets land mid-transfer.
 
 load helpers
@@ -45,6 +47,9 @@ two_resets() {
   sender_status
   verified_whole
   jq_is "$CJSON" .retries 2
+  # the receiver held the session: its digest of what it wrote, no read-back
+  [[ $(grep -c "digest is the held session's" "$T/L.err") == 2 ]] ||
+    fail "the receiver read its file back: $(cat "$T/L.err")"
 }
 
 @test "--verify --retry from a file: through two connection resets, byte-exact, verified, exit 0" {
@@ -55,15 +60,19 @@ two_resets() {
   two_resets pipe
 }
 
-@test "--verify --retry, a byte changed in the receiver's file before the checked tail: --resume's tail check passes, the verdict does not: exit 6, not retried" {
-  local b
+@test "--verify --retry, a receiver started again on its file with a byte changed before the checked tail: --resume's tail check passes, the verdict does not: exit 6, not retried" {
+  local b port rc
   keep_listen -k --resume --verify
+  port=$L_PORT
   send_bg pipe --verify --retry 5 --rate-limit "$RATE"
   wait_for_size "$T/file" 3000000 20
-  # byte 100, far before the last MiB the tail check reads: flipped, then the connection lost
+  kill -KILL "$L_PID"
+  wait_exit rc "$L_PID" 10
+  # byte 100, far before the last MiB the tail check reads, flipped while no receiver runs
   b=$(od -An -tu1 -j100 -N1 "$T/file" | tr -d ' ')
   printf "\\$(printf %03o $((b ^ 255)))" | dd of="$T/file" bs=1 seek=100 conv=notrunc status=none
-  reset_sender
+  _open=append bg_listen L /dev/null "$T/file" 'listening on .*:([0-9]+)$' \
+    "$FASTCAT" -v -l -k --resume --verify 127.0.0.1 "$port"
   sender_status
   [[ $status == 6 ]] || fail "sender exit $status, want 6: $(cat "$T/c.err")"
   grep -Eq "^fastcat: --verify: sent $SIZE bytes \(xxh64 [0-9a-f]{16}\) but the receiver wrote $SIZE \(xxh64 [0-9a-f]{16}\)$" \

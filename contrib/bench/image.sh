@@ -60,8 +60,22 @@ case $FASTCAT in /*) ;; *) FASTCAT=$PWD/$FASTCAT ;; esac
 reason=$(wanlab_skip_reason)
 [ -z "$reason" ] || die "$reason"
 
+# stop_run PID...: the run's processes and their children, by PID (the --image receiver keeps
+# listening); waited for by PID, as the lab's delay line is a child of this script too.
+stop_run() {
+	local all=("$@") p
+	for p in "$@"; do mapfile -t -O "${#all[@]}" all < <(descendants "$p"); done
+	kill -TERM "${all[@]}" 2> /dev/null
+	wait "$@" 2> /dev/null
+}
+
 bench_workdir
-image_cleanup() { cleanup; wanlab_down; }
+image_cleanup() {
+	[ ${#PIDS[@]} -eq 0 ] || stop_run "${PIDS[@]}"
+	PIDS=()
+	cleanup
+	wanlab_down
+}
 trap image_cleanup EXIT
 wanlab_up "fwimg$$" --rate "$RATE" --delay-ms "$DELAY" --mtu "$MTU" --cc "$CC" ||
 	die "the lab did not come up"
@@ -167,7 +181,7 @@ run_one() {
 		rrc=$?
 	fi
 	t1=$(usec)
-	kill_started
+	stop_run "${PIDS[@]}"
 	PIDS=()
 	[ -n "$ckpid" ] && wait "$ckpid" 2> /dev/null
 	if [ "$src" != 0 ] || [ "$rrc" != 0 ]; then status=fail note="exit codes send $src recv $rrc"; fi

@@ -32,11 +32,14 @@ struct transport {
 struct listener {
 	int fd;
 	char local[112];
-	char created_path[112]; /* the Unix socket file this listener made, removed at close */
-	int served;             /* a connectionless listener had a peer already (-k) */
-	char refused[112];      /* the peer refused last, logged once for a run of refusals */
-	uint64_t held;          /* -k --resume: the --retry session a lost connection left ... */
-	double held_until;      /* ... refusing other senders until then (retry-wire.c's hold) */
+	char created_path[112];    /* the Unix socket file this listener made, removed at close */
+	int served;                /* a connectionless listener had a peer already (-k) */
+	char refused[112];         /* the peer refused last, logged once for a run of refusals */
+	uint64_t held;             /* -k --resume: the --retry session a lost connection left ... */
+	double held_until;         /* ... refusing other senders until then (retry-wire.c's hold) */
+	int held_digest_ok;        /* --verify: the held session's file, from byte 0 ... */
+	uint64_t held_length;      /* ... up to here (what it wrote) ... */
+	struct digest held_digest; /* ... digests to this: its return reads nothing back */
 	/* a connectionless listener: a datagram an earlier session left, which starts none */
 	int (*stale)(const unsigned char *, size_t);
 	const char *stale_name; /* ... what -v calls it when it is dropped */

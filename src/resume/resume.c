@@ -176,14 +176,27 @@ static int receiver_offer(struct session *s, struct resume_offer *o, struct resu
 /*
  * --verify: the whole file's digest starts with its first L bytes, read
  * back once the sender answered, not before the offer: a sender waits for
- * an offer a few seconds only, and L may be many GiB. 0, or the status.
+ * an offer a few seconds only, and L may be many GiB. A --retry session this
+ * listener held, back, has its digest of what it wrote kept instead (the
+ * tail the offer checked says the file is still that). 0, or the status.
  */
 static int receiver_prefix(struct session *s, uint64_t length)
 {
+	struct listener *l = s->listener;
 	struct resume_scan all;
 	struct stat st;
 	int rc;
 
+	/* held_until 0: a --retry join resumed the held session on this connection */
+	if (l != NULL && l->held_digest_ok && l->held != 0 && l->held_until == 0 &&
+	    l->held_length == length) {
+		/* the session this listener held: its digest of what it wrote, not a re-read */
+		s->prefix.digest = l->held_digest;
+		s->prefix.received = length;
+		log_verbose("--verify: the first %llu bytes' digest is the held session's",
+		            (unsigned long long)length);
+		return 0;
+	}
 	if (fstat(STDOUT_FILENO, &st) != 0)
 		return failure_set(&s->failure, EXIT_RUNTIME, "--resume: stat stdout: %s",
 		                   strerror(errno));

@@ -153,6 +153,7 @@ int retry_join_receive(void *slot, struct session *s, const unsigned char *msg)
 	if (l != NULL) {
 		l->held = j.id;
 		l->held_until = 0; /* held while it is connected; the hold starts when it is lost */
+		l->held_digest_ok &= a.status == RETRY_RESUMED;
 	}
 	log_verbose("--retry: %s session %016llx from %s",
 	            a.status == RETRY_NEW ? "new" : "resumed", (unsigned long long)j.id,
@@ -231,8 +232,16 @@ void retry_end(struct retry *rt, const struct session *s)
 	if (l != NULL && (s->failure.status == EXIT_OK || s->write_errno != 0 ||
 	                  (!s->resume.on && rt->status == RETRY_NEW))) {
 		l->held = 0;
+		l->held_digest_ok = 0;
 	} else if (l != NULL) {
 		l->held_until = clock_now() + rt->hold;
+		/* --verify: what its relay wrote, digested from byte 0 (the prefix read back or
+		 * held); a connection lost before its relay changed nothing */
+		if (s->resume.on) {
+			l->held_digest_ok = rt->verify && s->prefix.received == s->resume.offset;
+			l->held_length = s->resume.offset + s->received.bytes;
+			l->held_digest = s->received.digest;
+		}
 		if (s->cfg->keep_listening)
 			log_warn(
 			    "--retry: the connection from %s was lost at byte %llu; the file is "

@@ -76,6 +76,10 @@ void stripe_grow_tick(struct stripe_growth *g, const struct stripe_flow *s, doub
 	g->last_dry = s->dry;
 	g->ticked = now;
 	g->next_tick = now + stripe_auto_interval(a.min_rtt_ms);
+	/* connections on the way (a receiver busy before its relay, or a slow path) count from
+	 * zero once they join: the decision waits for them */
+	if (g->npending > 0)
+		return;
 	if (isnan(a.acked)) {
 		g->decide.settled = 1;
 		log_verbose("-P auto: this kernel does not say what was acknowledged; staying at "
