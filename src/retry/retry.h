@@ -13,17 +13,15 @@
 #include "relay/relay.h"
 
 /* The wire format (doc/resume-protocol.md, "--retry"). */
-#define RETRY_VERSION 2
-#define RETRY_JOIN_BYTES                                                                           \
-	24 /* "FCRS", version, flags, 2 zero, session id, hold seconds, buffer KiB */
+#define RETRY_VERSION       2
+#define RETRY_JOIN_BYTES    24 /* "FCRS", version, flags, 2 zero, session, hold s, buffer KiB */
 #define RETRY_ACK_BYTES     16 /* "FCRK", version, status, flags, 1 zero, busy seconds, 4 zero */
 #define RETRY_CONFIRM_BYTES 16 /* "FCRC", 4 zero, the offset written */
 #define RETRY_STOP_BYTES    16 /* "FCRE", version, reason, what, 1 zero, the offset written */
-#define RETRY_VERDICT_BYTES 16 /* "FCRV", version, 3 zero, XXH64 of the file up to the last FCRC   \
-	                        */
-#define RETRY_JOIN_VERIFY 1    /* the join's flags: the sender runs --verify */
-#define RETRY_ACK_KEEPS   1    /* the ack's flags: the receiver keeps listening (-k) ... */
-#define RETRY_ACK_VERIFY  2    /* ... and runs --verify */
+#define RETRY_VERDICT_BYTES 16 /* "FCRV", version, 3 zero, XXH64 of the file to the last FCRC */
+#define RETRY_JOIN_VERIFY   1  /* the join's flags: the sender runs --verify */
+#define RETRY_ACK_KEEPS     1  /* the ack's flags: the receiver keeps listening (-k) ... */
+#define RETRY_ACK_VERIFY    2  /* ... and runs --verify */
 
 /*
  * The receiver confirms what it wrote per MiB or 50 ms, whichever comes

@@ -13,7 +13,8 @@
  *       or -1; what decodes encodes back to the same bytes;
  *   int stripe_join_decode(p, struct stripe_join *), stripe_chunk_decode(p,
  *       struct stripe_chunk *), stripe_hello_seen(buf, len): -P's join
- *       (versions 1 and 2, -P --resume), chunk header and hellos
+ *       (versions 1 and 2, -P --resume), chunk header (--sparse's zero
+ *       record too) and hellos
  *       (src/stripe-wire.c): what decodes encodes back to the same bytes,
  *       within its bounds; a whole hello is one version's or the other's;
  *   int retry_join_decode(p, ...), retry_ack_decode(p, ...), retry_confirm_decode(p, ...),
@@ -172,6 +173,20 @@ static void check_ctl(const uint8_t *data, size_t size)
 	free(body);
 }
 
+/* What a chunk header that decoded may say, by its type (--sparse's Z: no payload). */
+static int chunk_in_bounds(const struct stripe_chunk *c)
+{
+	switch (c->type) {
+	case STRIPE_DATA:
+		return c->len >= 1 && c->len <= STRIPE_CHUNK_MAX &&
+		       c->offset <= UINT64_MAX - c->len;
+	case STRIPE_ZERO: return c->len >= STRIPE_ZERO_MIN && c->offset <= UINT64_MAX - c->len;
+	case STRIPE_END:
+	case STRIPE_VERDICT: return c->len == STRIPE_TRAILER_BYTES && c->count <= CONN_MAX;
+	default: return 0;
+	}
+}
+
 /* -P's join and chunk header: round trips and bounds; the hello: prefix rules. */
 static void check_stripe(const uint8_t *data, size_t size)
 {
@@ -192,12 +207,8 @@ static void check_stripe(const uint8_t *data, size_t size)
 		CHECK(memcmp(enc, buf, STRIPE_JOIN_BYTES) == 0, "a join encodes back differently");
 	}
 	if (size >= STRIPE_CHUNK_BYTES && stripe_chunk_decode(buf, &c) == 0) {
-		CHECK(c.type == STRIPE_DATA
-		          ? c.len >= 1 && c.len <= STRIPE_CHUNK_MAX &&
-		                c.offset <= UINT64_MAX - c.len
-		          : (c.type == STRIPE_END || c.type == STRIPE_VERDICT) &&
-		                c.len == STRIPE_TRAILER_BYTES && c.count <= CONN_MAX,
-		      "chunk type 0x%02x len %u", (unsigned)c.type, (unsigned)c.len);
+		CHECK(chunk_in_bounds(&c), "chunk type 0x%02x len %u", (unsigned)c.type,
+		      (unsigned)c.len);
 		stripe_chunk_encode(enc, &c);
 		CHECK(memcmp(enc, buf, STRIPE_CHUNK_BYTES) == 0,
 		      "a chunk header encodes back differently");
