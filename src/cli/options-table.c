@@ -141,8 +141,7 @@ const struct opt_spec options_table[] = {
      .help = "a disk or file between two fastcats, everything on:\n"
              "the sender -P auto --retry 10 --verify --sparse,\n"
              "the receiver -k -P auto --resume --verify --sync\n"
-             "(stdout: >> FILE); each can be given apart",
-     .brief = "--image  the pair above"},
+             "(stdout: >> FILE); each can be given apart"},
     {.name = "sync",
      .value = 1,
      OPT_FIELD(sync),
@@ -283,8 +282,7 @@ const struct opt_spec options_table[] = {
      .help = "with -P, the sender: runs of zeros (whole 4 KiB\n"
              "blocks) and a file's holes go as a count; the\n"
              "receiver makes holes in its file; --no-sparse: not\n"
-             "with --image",
-     .brief = "--sparse  zeros not sent (-P)"},
+             "with --image"},
     {.name = "no-sparse",
      .value = 0,
      OPT_FIELD(sparse),

@@ -91,6 +91,28 @@ int retry_join_send(void *ctx, struct session *s)
 	return sender_take_ack(rt, s, &a);
 }
 
+/* The receiver's --retry state for a join it took; NULL when out of memory. */
+static struct retry *retry_from_join(const struct config *cfg, const struct retry_join *j,
+                                     enum retry_status status)
+{
+	struct retry *rt = calloc(1, sizeof *rt);
+
+	if (rt == NULL)
+		return NULL;
+	rt->cfg = cfg;
+	rt->verify = j->verify;
+	rt->id = j->id;
+	rt->hold = j->hold;
+	/* per MiB (--sync: per --sync-every), or 4 times a small replay buffer: a full one
+	 * would wait for the delay */
+	rt->every = cfg->sync ? cfg->sync_every : RETRY_CONFIRM_EVERY;
+	if (j->buffer != 0 && (uint64_t)j->buffer * KIB / 4 < rt->every)
+		rt->every = (uint64_t)j->buffer * KIB / 4;
+	rt->delay = cfg->sync ? RETRY_SYNC_DELAY : RETRY_CONFIRM_DELAY;
+	rt->status = (int)status;
+	return rt;
+}
+
 /*
  * The receiver, on a join (msg: all its RETRY_JOIN_BYTES): take the
  * session, resume the one held for this sender, or refuse another's while
@@ -136,19 +158,8 @@ int retry_join_receive(void *slot, struct session *s, const unsigned char *msg)
 		                         "--verify at both ends",
 		                   s->ep->peer);
 	}
-	if ((rt = calloc(1, sizeof *rt)) == NULL)
+	if ((rt = retry_from_join(s->cfg, &j, a.status)) == NULL)
 		return failure_set(&s->failure, EXIT_RUNTIME, "--retry: out of memory");
-	rt->cfg = s->cfg;
-	rt->verify = j.verify;
-	rt->id = j.id;
-	rt->hold = j.hold;
-	/* per MiB (--sync: per --sync-every), or 4 times a small replay buffer: a full one
-	 * would wait for the delay */
-	rt->every = s->cfg->sync ? s->cfg->sync_every : RETRY_CONFIRM_EVERY;
-	if (j.buffer != 0 && (uint64_t)j.buffer * KIB / 4 < rt->every)
-		rt->every = (uint64_t)j.buffer * KIB / 4;
-	rt->delay = s->cfg->sync ? RETRY_SYNC_DELAY : RETRY_CONFIRM_DELAY;
-	rt->status = (int)a.status;
 	*(struct retry **)slot = rt;
 	if (l != NULL) {
 		l->held = j.id;
