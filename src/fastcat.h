@@ -118,6 +118,7 @@ struct config {
 	int verify;         /* --verify: frame the data, both ends confirm count and digest */
 	int sparse;         /* --sparse: -P's sender sends runs of zeros as a count */
 	int image;          /* --image: a file between two fastcats, with everything on */
+	int chain;          /* --chain: the host operand lists the receivers; -l: a node */
 	int resume;         /* --resume: -l goes on with the file on stdout, the sender after it */
 	unsigned retry;     /* --retry: reconnect and resume up to this many times (sender) */
 	long retry_wait_ms; /* --retry-wait: the first wait, doubled up to 8 s */

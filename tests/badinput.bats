@@ -20,6 +20,7 @@ setup() {
   P109=$(path_of_len 109 "$T")
   A108=@$(head -c 107 /dev/zero | tr '\0' a)
   H300=$(head -c 300 /dev/zero | tr '\0' h)
+  L33=$(seq -f 'h%g' -s , 33)
   RUN=()
   D=
   PERM_DIR=
@@ -119,7 +120,7 @@ table_rows() {
 # listing every row that failed.
 check_table() {
   local report rows
-  report=$(bash -c "$(declare -p T P108 P109 A108 H300 D RUN FASTCAT BAD_SIZES BAD_TIMES)
+  report=$(bash -c "$(declare -p T P108 P109 A108 H300 L33 D RUN FASTCAT BAD_SIZES BAD_TIMES)
     $(declare -f trim check_case table_rows)
     table_rows")
   rows=${report##*rows }
@@ -424,6 +425,34 @@ EOF
 --image --retry 1001 127.0.0.1 1         | 2 | --retry 1001: retries must be 0 to 1000
 --image -d 127.0.0.1 1                   | 2 | -P and -d: a striped session is one way
 --bench --image                          | 2 | --bench and --image: cannot be combined
+EOF
+}
+
+@test "usage errors, --chain (the list: empty, a bad port, a node twice, more than 32; tcp; what it does not take): exit 2 with one line naming it" {
+  check_table <<'EOF'
+--chain '' 9000                          | 2 | --chain: the list of receivers is empty
+--chain h1,,h2 9000                      | 2 | --chain: an empty name in the list of receivers
+--chain h1, 9000                         | 2 | --chain: an empty name in the list of receivers
+--chain :9001 9000                       | 2 | --chain: a receiver without a host in the list
+--chain h1:0 9000                        | 2 | --chain: 'h1:0': the port must be 1-65535
+--chain h1:x 9000                        | 2 | --chain: 'h1:x': the port must be 1-65535
+--chain h1:70000 9000                    | 2 | --chain: 'h1:70000': the port must be 1-65535
+--chain '[::1' 9000                      | 2 | --chain: '[::1': a ']' must end the address
+--chain h1,h2,H1 9000                    | 2 | --chain: H1 is named twice (receivers 1 and 3)
+--chain h1:9000,h1 9000                  | 2 | --chain: h1 is named twice (receivers 1 and 2)
+--chain "$L33" 9000                      | 2 | --chain: at most 32 receivers in the list
+--chain "$H300" 9000                     | 2 | --chain: a host name longer than 255 characters
+--chain=h1 9000                          | 2 | --chain: takes no value
+--chain -u h1 9000                       | 2 | --chain: tcp only (each node connects to the next by host and port), not udp
+-l --chain -U "$T/a.sock"                | 2 | --chain: tcp only
+--chain --verify h1 9000                 | 2 | --chain checks each receiver's count and XXH64 itself: leave --verify out
+--chain -P 2 h1 9000                     | 2 | --chain and -P: cannot be combined
+--chain --retry 3 h1 9000                | 2 | --chain and --retry: cannot be combined
+-l --chain --resume 0                    | 2 | --chain and --resume: cannot be combined
+-l -k --chain 0                          | 2 | --chain and -k: cannot be combined
+--chain -d h1 9000                       | 2 | --chain and -d: cannot be combined
+--chain --image h1 9000                  | 2 | --chain and --image: cannot be combined
+--bench --chain                          | 2 | --bench and --chain: cannot be combined
 EOF
 }
 

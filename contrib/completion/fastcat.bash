@@ -78,7 +78,7 @@ _fastcat()
             --bench-transports --bench-sizes --allow --deny --unix-mode
             --progress --interval --size --parallel --rate-limit --rcvlowat --congestion
             --resume --retry --retry-wait --replay-buffer --sync --sync-every --no-sync
-            --image --sparse --no-sparse --no-verify'
+            --image --sparse --no-sparse --no-verify --chain'
         COMPREPLY=($(compgen -W "$longopts" -- "$cur"))
         return
     fi

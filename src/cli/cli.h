@@ -6,6 +6,7 @@
 #define FASTCAT_CLI_H
 
 #include "fastcat.h"
+#include "chain/chain.h"
 #include "report/report.h"
 #include "stripe/stripe.h"
 #include "verify/verify.h"
@@ -19,6 +20,8 @@ struct session_parts {
 	int striped;              /* ... -P opened them */
 	struct verify verify;     /* --verify over one connection */
 	struct retry *retry;      /* --retry at the receiver: from the sender's join, or NULL */
+	struct chain chain;       /* --chain: the list, the next node, the results */
+	int chained;              /* ... its opening ran */
 	struct progress progress; /* --progress, --interval, SIGUSR1 */
 };
 

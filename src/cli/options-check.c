@@ -8,6 +8,7 @@
 
 #include "fastcat.h"
 #include "net/net.h"
+#include "chain/chain.h"
 #include "cli/options.h"
 #include "relay/relay.h"
 
@@ -70,7 +71,10 @@ static int parse_operands(struct config *cfg, const struct seen *seen, struct fa
 		                   cfg->listen ? 0 : 1);
 	}
 	if (cfg->host != NULL && cfg->host[0] == '\0')
-		return failure_set(fail, EXIT_USAGE, "empty host name");
+		return failure_set(fail, EXIT_USAGE,
+		                   cfg->chain && !cfg->listen
+		                       ? "--chain: the list of receivers is empty"
+		                       : "empty host name");
 	return 0;
 }
 
@@ -189,6 +193,50 @@ static int apply_image(struct config *cfg, const struct seen *seen, struct failu
 		cfg->retry = IMAGE_RETRY;
 	if (!(given & SEEN_SPARSE))
 		cfg->sparse = 1;
+	return 0;
+}
+
+/*
+ * --chain: one TCP stream through a list of fastcats, one connection a hop; the sender's host
+ * operand is the list, read here so that a bad one is a usage error before anything connects.
+ */
+static int check_chain(struct config *cfg, const struct seen *seen, struct failure *fail)
+{
+	struct chain_list list;
+	char text[CHAIN_TEXT_MAX + 1];
+	const char *with;
+
+	(void)seen;
+	if (!cfg->chain)
+		return 0;
+	if (cfg->transport != &transport_tcp)
+		return failure_set(fail, EXIT_USAGE,
+		                   "--chain: tcp only (each node connects to the next by host and "
+		                   "port), not %s",
+		                   cfg->transport->name);
+	if (cfg->verify && !cfg->image)
+		return failure_set(fail, EXIT_USAGE,
+		                   "--chain checks each receiver's count and XXH64 itself: leave "
+		                   "--verify out");
+	with = cfg->image            ? "--image"
+	       : cfg->parallel != 0  ? "-P"
+	       : cfg->retry != 0     ? "--retry"
+	       : cfg->resume         ? "--resume"
+	       : cfg->keep_listening ? "-k"
+	       : cfg->recv_only      ? "-d"
+	       : cfg->send_only      ? "--send-only"
+	                             : NULL;
+	if (with != NULL)
+		return failure_set(fail, EXIT_USAGE, "--chain and %s: cannot be combined", with);
+	if (cfg->listen)
+		return 0;
+	if (chain_list_parse(cfg->host, cfg->port, &list, fail) != 0)
+		return fail->status;
+	if (chain_list_format(&list, text, sizeof text) == 0)
+		return failure_set(fail, EXIT_USAGE,
+		                   "--chain: the list is too long (at most %d characters with the "
+		                   "ports)",
+		                   CHAIN_TEXT_MAX);
 	return 0;
 }
 
@@ -379,10 +427,19 @@ static const struct {
 	int (*run)(struct config *, const struct seen *, struct failure *);
 	int with_bench; /* also when --bench is given */
 } checks[] = {
-    {options_bench_check, 1}, {choose_transport, 1},   {parse_operands, 0},
-    {apply_image, 0},         {check_combinations, 1}, {check_listener_options, 0},
-    {check_parallel, 0},      {check_resume, 0},       {check_sync, 0},
-    {choose_chunk, 1},        {fit_datagrams, 0},      {choose_rcvlowat, 0},
+    {options_bench_check, 1},
+    {choose_transport, 1},
+    {parse_operands, 0},
+    {apply_image, 0},
+    {check_chain, 0},
+    {check_combinations, 1},
+    {check_listener_options, 0},
+    {check_parallel, 0},
+    {check_resume, 0},
+    {check_sync, 0},
+    {choose_chunk, 1},
+    {fit_datagrams, 0},
+    {choose_rcvlowat, 0},
     {check_congestion, 0},
 };
 

@@ -142,6 +142,14 @@ const struct opt_spec options_table[] = {
              "the sender -P auto --retry 10 --verify --sparse,\n"
              "the receiver -k -P auto --resume --verify --sync\n"
              "(stdout: >> FILE); each can be given apart"},
+    {.name = "chain",
+     .value = 1,
+     OPT_FIELD(chain),
+     .section = SECTION_CONNECTION,
+     .help = "one stream to many fastcats: the host operand lists\n"
+             "them (h1,h2:9001,...), each writes it and forwards it\n"
+             "to the next; with -l, a node; exit 0 when every one\n"
+             "wrote it all (count and XXH64)"},
     {.name = "sync",
      .value = 1,
      OPT_FIELD(sync),

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "fastcat.h"
+#include "chain/chain.h"
 #include "net/net.h"
 #include "relay/relay.h"
 #include "report/report.h"
@@ -22,7 +23,8 @@
 _Static_assert(RETRY_JOIN_BYTES <= RESUME_JOIN_MAX, "--retry's join fits the opening's buffer");
 
 /* What a plain receiver refuses as first bytes: the hellos of the modes it does not run. */
-static const struct hello_guard *const guards[] = {&verify_guard, &stripe_guard, &resume_guard};
+static const struct hello_guard *const guards[] = {&verify_guard, &stripe_guard, &resume_guard,
+                                                   &chain_guard};
 
 void session_init(struct session *s, const struct config *cfg, const struct endpoint *ep,
                   struct listener *l)
@@ -73,6 +75,10 @@ static int session_open(struct session *s, struct session_parts *p, struct endpo
 	}
 	if (s->listener != NULL && !cfg->keep_listening && p->stripe.growth == NULL)
 		listener_stop_accepting(cfg, s->listener); /* -P auto: more may join */
+	if (cfg->chain) { /* the sender connects here: to the first receiver that answers */
+		p->chained = 1;
+		return chain_open(&p->chain, s, ep);
+	}
 	if (!cfg->resume)
 		return 0;
 	if (rt != NULL) /* --retry's join and ack after the hellos, and its replay buffer */
@@ -112,7 +118,10 @@ static void session_relay(struct session *s, struct session_parts *p, struct ret
 		stripe_plug(&p->stripe, &rs);
 	if (confirming != NULL)
 		retry_plug(confirming, s, &rs);
-	if (cfg->verify && !p->striped && confirming == NULL) { /* --retry: its own verdict */
+	if (p->chained) {
+		chain_plug(&p->chain, s, &rs);
+	} else if (cfg->verify && !p->striped &&
+	           confirming == NULL) { /* --retry: its own verdict */
 		verify_start(&p->verify, s);
 		verify_plug(&p->verify, &rs);
 	} else if (cfg->transport->datagram) {
@@ -139,7 +148,9 @@ static void session_conclude(struct session *s, struct session_parts *p, struct 
 {
 	const struct config *cfg = s->cfg;
 
-	if (rt != NULL || p->retry != NULL)
+	if (p->chained)
+		chain_conclude(&p->chain, s);
+	else if (rt != NULL || p->retry != NULL)
 		; /* --retry --verify: the sender judges the receiver's verdict (retry_settle) */
 	else if (p->striped)
 		verify_conclude_striped(s);
@@ -188,6 +199,9 @@ void session_close(struct session *s, struct session_parts *p, struct endpoint *
 
 	if (reset)
 		endpoint_abort(s->cfg, ep);
+	if (p->chained)
+		chain_close(&p->chain, s->cfg, reset);
+	p->chained = 0;
 	if (p->striped)
 		stripe_close(&p->stripe, reset);
 	else if (p->stripe.growth != NULL)

@@ -25,7 +25,8 @@ int transfer_connect(const struct config *cfg)
 	enum session_phase phase;
 	struct failure fail = {EXIT_OK, ""};
 
-	if (endpoint_connect(cfg, &ep, &fail) != 0) {
+	/* --chain: the session connects to the first of its receivers that answers */
+	if (!cfg->chain && endpoint_connect(cfg, &ep, &fail) != 0) {
 		endpoint_close(&ep);
 		log_fatal(fail.status, "%s", fail.why);
 	}

@@ -179,8 +179,10 @@ static int connect_ip(const struct config *cfg, struct endpoint *ep, struct fail
 
 	rc = addr_resolve(cfg->host, cfg->port, cfg->family, cfg->transport->socktype,
 	                  cfg->numeric ? AI_NUMERICHOST : 0, &res, fail);
-	if (rc != 0)
+	if (rc != 0) {
+		errno = 0; /* no address: no connect's cause */
 		return rc;
+	}
 	for (ai = res; ai != NULL; ai = ai->ai_next) {
 		*fail = (struct failure){EXIT_OK, ""}; /* each address fails on its own */
 		fd = connect_addr(cfg, ep, ai->ai_addr, ai->ai_addrlen, &why, fail);
@@ -195,6 +197,7 @@ static int connect_ip(const struct config *cfg, struct endpoint *ep, struct fail
 	}
 	freeaddrinfo(res);
 	ep->fd = fd;
+	errno = fd >= 0 ? 0 : why; /* the last address's cause, for a caller that keeps it */
 	return fd >= 0 ? 0 : fail->status;
 }
 

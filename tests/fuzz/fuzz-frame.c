@@ -21,6 +21,10 @@
  *       retry_stop_decode(p, ...), retry_verdict_decode(p, ...): --retry's join, ack,
  *       confirmation, the receiver's last word and its --verify verdict
  *       (src/retry-wire.c): round trips;
+ *   int chain_opening_decode(p, ...), chain_answer_decode(p, ...),
+ *       chain_results_decode(p, len, n, ...), chain_end_decode(p, length, ...): --chain's
+ *       opening, answer, results and end mark (src/chain/chain-wire.c): round trips, the
+ *       results' entries within the list and each node once;
  *   int resume_offer_decode(p, struct resume_offer *),
  *       resume_answer_decode(p, struct resume_answer *), resume_hello_seen(buf,
  *       len): --resume's offer, answer and hello (src/resume-wire.c): what
@@ -48,12 +52,63 @@
 #include <string.h>
 
 #include "fastcat.h"
+#include "chain/chain.h"
 #include "resume/resume.h"
 #include "retry/retry.h"
 #include "stripe/stripe.h"
 #include "verify/verify.h"
 
 #define PREFIXES 64 /* the prefixes tried: headers are shorter than this */
+
+/*
+ * --chain's opening, answer, results and end mark: what decodes encodes back
+ * (the results in index order: decoded again, the same entries).
+ */
+static void check_chain(const uint8_t *data, size_t size)
+{
+	unsigned char enc[CHAIN_RESULTS_MAX];
+	struct chain_opening o;
+	struct chain_results r, again;
+	uint64_t v;
+
+	if (size >= CHAIN_OPENING_BYTES && chain_opening_decode(data, &o) == 0) {
+		CHECK(o.index < o.count && o.count <= CHAIN_MAX && o.text_len <= CHAIN_TEXT_MAX,
+		      "an opening for node %u of %u", o.index, o.count);
+		chain_opening_encode(enc, &o);
+		CHECK(memcmp(enc, data, CHAIN_OPENING_BYTES) == 0,
+		      "an opening encodes back differently");
+	}
+	if (size >= CHAIN_ANSWER_BYTES && chain_answer_decode(data, &v) == 0) {
+		chain_answer_encode(enc, v);
+		CHECK(memcmp(enc, data, CHAIN_ANSWER_BYTES) == 0,
+		      "an answer encodes back differently");
+	}
+	if (size >= 1 &&
+	    chain_results_decode(data + 1, size - 1, data[0] % (CHAIN_MAX + 1), &r) == 0) {
+		size_t len = chain_results_encode(enc, &r);
+
+		CHECK(len == size - 1, "results of %zu bytes encode to %zu", size - 1, len);
+		CHECK(chain_results_decode(enc, len, CHAIN_MAX, &again) == 0 &&
+		          memcmp(&again, &r, sizeof r) == 0,
+		      "results decode differently once encoded");
+		for (unsigned i = data[0] % (CHAIN_MAX + 1); i < CHAIN_MAX; i++)
+			CHECK(!r.have[i], "results for node %u of a list of %u", i,
+			      data[0] % (CHAIN_MAX + 1));
+	}
+	if (size >= CHAIN_END_BYTES) {
+		uint64_t length = 0;
+
+		for (int i = 16; i < 24; i++)
+			length = length << 8 | data[i];
+		if (chain_end_decode(data, length, &v) == 0) {
+			chain_end_encode(enc, length, v);
+			CHECK(memcmp(enc, data, CHAIN_END_BYTES) == 0,
+			      "an end mark encodes back differently");
+			CHECK(chain_end_decode(data, length + 1, &v) != 0,
+			      "an end mark of another length taken");
+		}
+	}
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -309,6 +364,7 @@ static void check_retry(const uint8_t *data, size_t size)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	check_retry(data, size);
+	check_chain(data, size);
 	check_resume(data, size);
 	check_stripe(data, size);
 	check_decode(data, size);

@@ -1,0 +1,201 @@
+#!/usr/bin/env bats
+# chain.bats - --chain: one stream through a list of fastcat receivers, each writing it to its
+# stdout and forwarding it to the next; the sender exits 0 only when every receiver wrote the
+# whole stream (count and XXH64). Receivers that cannot be reached, whose disk is full or that
+# die are named; a plain peer at either end is refused before a byte of data moves. Loopback,
+# every node a listener on port 0.
+
+load helpers
+
+SIZE=6000000
+
+setup() {
+  T=$BATS_TEST_TMPDIR
+  A=$T/source
+  mkpayload "$A" "$SIZE"
+}
+
+# nodes N [K=OUT ...]: N --chain receivers, N1..NN, receiver K's stdout OUT (default
+# $T/NK.out); LIST: their host:port list, FIRST: the first one's port.
+nodes() {
+  local n=$1 i out
+  shift
+  declare -A outs=()
+  for a in "$@"; do outs[${a%%=*}]=${a#*=}; done
+  LIST=
+  for ((i = 1; i <= n; i++)); do
+    out=${outs[$i]:-$T/N$i.out}
+    fc_listen "N$i" --out "$out" -- --chain || return 1
+    local var=N${i}_PORT
+    LIST+="${LIST:+,}127.0.0.1:${!var}"
+  done
+  FIRST=$N1_PORT
+}
+
+# send FEED [options]: the sender from $A (FEED file) or through a pipe, -v; stderr $T/c.err,
+# its exit status in $status.
+send() {
+  local feed=$1
+  shift
+  status=0
+  if [[ $feed == pipe ]]; then
+    cat "$A" | timeout -k 2 60 "$FASTCAT" -v "$@" --chain "$LIST" "$FIRST" \
+      >/dev/null 2>"$T/c.err" || status=$?
+  else
+    timeout -k 2 60 "$FASTCAT" -v "$@" --chain "$LIST" "$FIRST" <"$A" >/dev/null \
+      2>"$T/c.err" || status=$?
+  fi
+}
+
+# node_exits K WANT: receiver K exits WANT within 20 s.
+node_exits() {
+  local rc pid=N$1_PID
+  wait_exit rc "${!pid}" 20
+  assert_equal "receiver $1 exit $rc" "receiver $1 exit $2"
+}
+
+# whole_chain N FEED: N receivers, the sender from FEED; everyone exits 0, byte-exact.
+whole_chain() {
+  local n=$1 i
+  nodes "$n"
+  send "$2"
+  [[ $status == 0 ]] || fail "sender exit $status: $(cat "$T/c.err")"
+  grep -q "^fastcat: --chain: all $n receivers wrote the $SIZE bytes sent" "$T/c.err" ||
+    fail "no line for all $n: $(cat "$T/c.err")"
+  for ((i = 1; i <= n; i++)); do
+    node_exits "$i" 0
+    assert_same_bytes "$A" "$T/N$i.out"
+  done
+}
+
+@test "a chain of 1 from a pipe: byte-exact, the sender names it, both exit 0" {
+  whole_chain 1 pipe
+  grep -q "receiver 1 of 1, 127.0.0.1:$N1_PORT: wrote the $SIZE bytes (xxh64 [0-9a-f]\{16\})" \
+    "$T/c.err"
+}
+
+@test "a chain of 3 from a file: byte-exact at every node, each one forwarding what it writes" {
+  whole_chain 3 file
+  grep -q "^fastcat: --chain: receiver 2 of 3, from 127.0.0.1:" "$T/N2.err"
+  grep -q "^fastcat: --chain: receiver 3 of 3, 127.0.0.1:$N3_PORT, is ready" "$T/N2.err"
+}
+
+@test "a chain of 8 from a pipe: byte-exact at all 8" {
+  whole_chain 8 pipe
+}
+
+@test "an empty stream through 3: every node exits 0 with an empty file" {
+  : >"$A"
+  SIZE=0
+  whole_chain 3 file
+}
+
+@test "a receiver whose disk is full (stdout /dev/full): it exits 7 and forwards the rest; the sender names it and exits 8; the others are whole" {
+  nodes 3 2=/dev/full
+  send file
+  assert_equal "sender exit $status" "sender exit 8"
+  grep -q "receiver 2 of 3, 127.0.0.1:$N2_PORT: could not write: No space left on device" \
+    "$T/c.err"
+  grep -q "^fastcat: --chain: 2 of 3 receivers have the whole stream$" "$T/c.err"
+  node_exits 2 7
+  node_exits 1 0
+  node_exits 3 0
+  assert_same_bytes "$A" "$T/N1.out"
+  assert_same_bytes "$A" "$T/N3.out"
+}
+
+@test "a receiver that is not listening at the start: named, skipped, the rest served; the sender exits 3" {
+  closed_port
+  nodes 2
+  LIST="127.0.0.1:$N1_PORT,127.0.0.1:$CLOSED_PORT,127.0.0.1:$N2_PORT"
+  send file
+  assert_equal "sender exit $status" "sender exit 3"
+  grep -q "receiver 2 of 3, 127.0.0.1:$CLOSED_PORT: not reached: Connection refused" "$T/c.err"
+  grep -q "^fastcat: --chain: receiver 2, 127.0.0.1:$CLOSED_PORT, not reached: connect" \
+    "$T/N1.err"
+  node_exits 1 0
+  node_exits 2 0
+  assert_same_bytes "$A" "$T/N1.out"
+  assert_same_bytes "$A" "$T/N2.out"
+}
+
+@test "the first receiver not listening: the sender goes to the second" {
+  closed_port
+  nodes 1
+  LIST="127.0.0.1:$CLOSED_PORT,127.0.0.1:$N1_PORT"
+  send pipe
+  assert_equal "sender exit $status" "sender exit 3"
+  grep -q "receiver 1 of 2, 127.0.0.1:$CLOSED_PORT: not reached" "$T/c.err"
+  node_exits 1 0
+  assert_same_bytes "$A" "$T/N1.out"
+}
+
+@test "a receiver killed mid-transfer: its upstream names it, those behind it are cut off and exit 5 (no end mark), nobody claims the whole stream" {
+  nodes 3
+  send file --rate-limit 4M &
+  local spid=$!
+  wait_for_size "$T/N3.out" 1000000
+  kill -KILL "$N2_PID"
+  wait "$spid" || true
+  node_exits 1 0
+  node_exits 3 5
+  grep -q "receiver 2 of 3, 127.0.0.1:$N2_PORT: lost after [0-9]* bytes forwarded to it" \
+    "$T/c.err"
+  grep -q "receiver 3 of 3, 127.0.0.1:$N3_PORT: cut off behind a lost receiver" "$T/c.err"
+  grep -q "^fastcat: --chain: the stream from 127.0.0.1:[0-9]* ended without its end mark" \
+    "$T/N3.err"
+  assert_same_bytes "$A" "$T/N1.out"
+  (($(stat -c %s "$T/N3.out") < SIZE))
+}
+
+@test "the sender killed mid-transfer: every receiver exits 5 (no end mark), none exits 0" {
+  nodes 2
+  (cat "$A" "$A" | "$FASTCAT" --rate-limit 4M --chain "$LIST" "$FIRST" >/dev/null \
+    2>"$T/c.err") 3>&- &
+  local spid=$!
+  fc_track "$spid"
+  wait_for_size "$T/N2.out" 1000000
+  pkill -KILL -P "$spid" -x fastcat
+  node_exits 1 5
+  node_exits 2 5
+  grep -q "ended without its end mark" "$T/N1.err"
+}
+
+@test "against a plain fastcat and nc.openbsd as receivers: exit 3 before a byte moves, nothing in their output" {
+  fc_listen P -- -w 2
+  LIST=127.0.0.1:$P_PORT FIRST=$P_PORT
+  send file -w 1
+  assert_equal "sender exit $status" "sender exit 3"
+  grep -q "^fastcat: --chain: 127.0.0.1:$P_PORT is not a --chain receiver" "$T/c.err"
+  wait_exit rc "$P_PID" 10 || true
+  [[ ! -s $T/P.out ]] || fail "the plain fastcat wrote $(stat -c %s "$T/P.out") bytes"
+
+  nc_listen NC
+  LIST=127.0.0.1:$NC_PORT FIRST=$NC_PORT
+  send file
+  assert_equal "sender exit $status" "sender exit 3"
+  grep -q "is not a --chain receiver (it sent nothing in time)" "$T/c.err"
+  [[ ! -s $T/NC.out ]] || fail "nc wrote $(stat -c %s "$T/NC.out") bytes"
+}
+
+@test "a plain fastcat sender into a --chain receiver: both exit 3, neither writes a byte" {
+  nodes 1
+  run -3 fcx "$A" "$T/plain.out" 127.0.0.1 "$N1_PORT"
+  assert_output --partial "the peer is a fastcat --chain receiver"
+  node_exits 1 3
+  grep -q "^fastcat: --chain: 127.0.0.1:[0-9]* is not a --chain sender" "$T/N1.err"
+  [[ ! -s $T/plain.out && ! -s $T/N1.out ]]
+}
+
+@test "a receiver on ::1, named [::1]:PORT in the list: byte-exact" {
+  skip_unless_ipv6
+  fc_listen N1 --addr ::1 -- --chain
+  fc_listen N2 -- --chain
+  LIST="[::1]:$N1_PORT,127.0.0.1:$N2_PORT" FIRST=1
+  send pipe
+  [[ $status == 0 ]] || fail "sender exit $status: $(cat "$T/c.err")"
+  node_exits 1 0
+  node_exits 2 0
+  assert_same_bytes "$A" "$T/N1.out"
+  assert_same_bytes "$A" "$T/N2.out"
+}
