@@ -58,6 +58,9 @@
 #include "stripe/stripe.h"
 #include "verify/verify.h"
 
+#define FUZZ_NAME "fuzz-frame"
+#include "fuzz-check.h"
+
 #define PREFIXES 64 /* the prefixes tried: headers are shorter than this */
 
 /*
@@ -111,9 +114,6 @@ static void check_chain(const uint8_t *data, size_t size)
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define FUZZ_NAME "fuzz-frame"
-#include "fuzz-check.h"
 
 /* verify_decode on exactly the first len bytes, in a block of their own. */
 static int decode(const uint8_t *data, size_t len, struct frame *out)
