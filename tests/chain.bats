@@ -68,6 +68,22 @@ whole_chain() {
   done
 }
 
+# kill_midway N K [FEED]: N receivers, the sender at 4 MB/s from FEED (file), receiver K
+# killed once the last one wrote 1 MB; the sender's exit status in $status.
+kill_midway() {
+  local n=$1 k=$2 feed=${3:-file} spid pid=N$2_PID last
+  nodes "$n"
+  (send "$feed" --rate-limit 4M; exit "$status") &
+  spid=$!
+  last=$n
+  ((k == n)) && last=$((n - 1))
+  ((last >= 1)) || last=$n
+  wait_for_size "$T/N$last.out" 1000000
+  kill -KILL "${!pid}"
+  status=0
+  wait "$spid" || status=$?
+}
+
 @test "a chain of 1 from a pipe: byte-exact, the sender names it, both exit 0" {
   whole_chain 1 pipe
   grep -q "receiver 1 of 1, 127.0.0.1:$N1_PORT: wrote the $SIZE bytes (xxh64 [0-9a-f]\{16\})" \
@@ -130,22 +146,100 @@ whole_chain() {
   assert_same_bytes "$A" "$T/N1.out"
 }
 
-@test "a receiver killed mid-transfer: its upstream names it, those behind it are cut off and exit 5 (no end mark), nobody claims the whole stream" {
-  nodes 3
-  send file --rate-limit 4M &
-  local spid=$!
-  wait_for_size "$T/N3.out" 1000000
-  kill -KILL "$N2_PID"
-  wait "$spid" || true
+@test "a receiver killed mid-transfer is bypassed: its upstream names it and goes on to the next, which ends byte-exact; the sender exits 5 naming it" {
+  kill_midway 3 2
+  assert_equal "sender exit $status" "sender exit 5"
   node_exits 1 0
-  node_exits 3 5
+  node_exits 3 0
   grep -q "receiver 2 of 3, 127.0.0.1:$N2_PORT: lost after [0-9]* bytes forwarded to it" \
     "$T/c.err"
-  grep -q "receiver 3 of 3, 127.0.0.1:$N3_PORT: cut off behind a lost receiver" "$T/c.err"
-  grep -q "^fastcat: --chain: the stream from 127.0.0.1:[0-9]* ended without its end mark" \
+  grep -q "receiver 3 of 3, 127.0.0.1:$N3_PORT: wrote the $SIZE bytes" "$T/c.err"
+  grep -q "^fastcat: --chain: 2 of 3 receivers have the whole stream" "$T/c.err"
+  grep -q "receiver 2 bypassed: receiver 3, 127.0.0.1:$N3_PORT, goes on from byte [0-9]*" \
+    "$T/N1.err"
+  grep -q "^fastcat: --chain: the stream goes on from 127.0.0.1:[0-9]* at byte [0-9]*" \
     "$T/N3.err"
   assert_same_bytes "$A" "$T/N1.out"
-  (($(stat -c %s "$T/N3.out") < SIZE))
+  assert_same_bytes "$A" "$T/N3.out"
+}
+
+@test "the first receiver killed: the sender bypasses it from a pipe, replaying from its ring; the two behind end byte-exact" {
+  kill_midway 3 1 pipe
+  assert_equal "sender exit $status" "sender exit 5"
+  node_exits 2 0
+  node_exits 3 0
+  grep -q "receiver 1 of 3, 127.0.0.1:$N1_PORT: lost after" "$T/c.err"
+  grep -q "receiver 1 bypassed: receiver 2, 127.0.0.1:$N2_PORT, goes on from byte" "$T/c.err"
+  assert_same_bytes "$A" "$T/N2.out"
+  assert_same_bytes "$A" "$T/N3.out"
+}
+
+@test "a receiver killed while the one behind it lags megabytes behind: its upstream replays from its ring, byte-exact" {
+  fc_listen N1 -- --chain
+  fc_listen N2 -- --chain
+  fc_listen N3 -- --chain -I 64K
+  LIST=127.0.0.1:$N1_PORT,127.0.0.1:$N2_PORT,127.0.0.1:$N3_PORT
+  FIRST=$N1_PORT
+  (send file; exit "$status") &
+  local spid=$!
+  wait_for_size "$T/N3.out" 100000
+  kill -STOP "$N3_PID"
+  wait_for_size "$T/N1.out" "$SIZE"
+  sleep 0.5
+  kill -KILL "$N2_PID"
+  sleep 0.5
+  kill -CONT "$N3_PID"
+  status=0
+  wait "$spid" || status=$?
+  assert_equal "sender exit $status" "sender exit 5"
+  node_exits 1 0
+  node_exits 3 0
+  assert_same_bytes "$A" "$T/N3.out"
+  local from
+  from=$(sed -n 's/.*receiver 2 bypassed: receiver 3, .*, goes on from byte \([0-9]*\)$/\1/p' \
+    "$T/N1.err")
+  ((from > 0 && from < SIZE - 1000000)) || fail "goes on from ${from:-nothing}: $(cat "$T/N1.err")"
+}
+
+@test "the last receiver killed: nobody behind it to reach; the others end byte-exact, the sender names it" {
+  kill_midway 3 3
+  assert_equal "sender exit $status" "sender exit 5"
+  node_exits 1 0
+  node_exits 2 0
+  grep -q "receiver 3 of 3, 127.0.0.1:$N3_PORT: lost after" "$T/c.err"
+  assert_same_bytes "$A" "$T/N1.out"
+  assert_same_bytes "$A" "$T/N2.out"
+}
+
+@test "two receivers killed one after the other in a chain of 5: each bypassed, the other three byte-exact" {
+  nodes 5
+  (send file --rate-limit 4M; exit "$status") &
+  local spid=$!
+  wait_for_size "$T/N5.out" 1000000
+  kill -KILL "$N2_PID"
+  wait_for_size "$T/N5.out" 3000000
+  kill -KILL "$N4_PID"
+  status=0
+  wait "$spid" || status=$?
+  assert_equal "sender exit $status" "sender exit 5"
+  for i in 1 3 5; do
+    node_exits "$i" 0
+    assert_same_bytes "$A" "$T/N$i.out"
+  done
+  grep -q "^fastcat: --chain: 3 of 5 receivers have the whole stream" "$T/c.err"
+}
+
+@test "a connection to a node that is not a rejoin of its session is refused, and the stream goes on" {
+  nodes 2
+  (send file --rate-limit 4M; exit "$status") &
+  local spid=$!
+  wait_for_size "$T/N2.out" 1000000
+  printf 'hello\n' | timeout 5 nc.openbsd -N 127.0.0.1 "$N2_PORT" >/dev/null 2>&1 || true
+  status=0
+  wait "$spid" || status=$?
+  assert_equal "sender exit $status" "sender exit 0"
+  node_exits 2 0
+  assert_same_bytes "$A" "$T/N2.out"
 }
 
 @test "the sender killed mid-transfer: every receiver exits 5 (no end mark), none exits 0" {

@@ -1,7 +1,7 @@
 /*
- * chain-end.c: what --chain's sender makes of the results: it digests what it sends, takes the
- * results the first node sends back (its receiving flow's sink) and judges each node against
- * its own count and XXH64. Exit 0 only when every node of the list wrote the whole stream.
+ * chain-end.c: what --chain's sender makes of the results the first node sends back: each node
+ * judged against the count and XXH64 the sender read from its stdin. Exit 0 only when every
+ * node of the list wrote the whole stream.
  */
 #include "config.h"
 
@@ -15,66 +15,6 @@
 #include "relay/flow.h"
 #include "chain/chain.h"
 
-/* The sender: it digests what it sends, so no zero-copy. */
-static int send_start(struct flow *f)
-{
-	f->checksum = 1;
-	return 0;
-}
-
-/*
- * The stream's end: the end mark (the count and XXH64 of what went), then
- * the half-close. 1 done, 0 when the socket cannot take it yet, -1 failed.
- */
-static int send_end(struct flow *f)
-{
-	struct chain *c = f->ctx;
-
-	if (c->mark_sent == 0)
-		chain_end_encode(c->mark, f->stats->bytes, digest_final(&f->stats->digest));
-	while (c->mark_sent < sizeof c->mark) {
-		ssize_t n = send(f->sock, c->mark + c->mark_sent, sizeof c->mark - c->mark_sent,
-		                 MSG_NOSIGNAL);
-
-		if (n > 0) {
-			c->mark_sent += (size_t)n;
-			continue;
-		}
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			f->sock_ready = 0;
-			return 0;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		flow_failed(f, 1, n < 0 ? errno : EPIPE);
-		return -1;
-	}
-	if (shutdown(f->sock, SHUT_WR) != 0 && errno != ENOTCONN) {
-		flow_failed(f, 1, errno);
-		return -1;
-	}
-	return 1;
-}
-
-static const struct flow_ops send_ops = {
-    .rw_reason = "--chain digests what it sends",
-    .start = send_start,
-    .pass_eof = send_end,
-};
-
-/* The sender's receiving flow: the results, whole, or a failure. */
-static int results_take(void *ctx, struct flow *f, const unsigned char *p, size_t len)
-{
-	struct chain *c = ctx;
-
-	if (len > sizeof c->back - c->back_len)
-		return flow_fail(f, EXIT_CONNECT, "--chain: %s sent more than its results",
-		                 c->s->ep->peer);
-	memcpy(c->back + c->back_len, p, len);
-	c->back_len += len;
-	return 0;
-}
-
 /* The session's relay, either end: one way, the sender's stdin through every node. */
 void chain_plug(struct chain *c, struct session *s, struct relay_setup *rs)
 {
@@ -83,10 +23,7 @@ void chain_plug(struct chain *c, struct session *s, struct relay_setup *rs)
 		chain_node_plug(c, s, rs);
 		return;
 	}
-	rs->flows[FLOW_SEND].ops = &send_ops;
-	rs->flows[FLOW_SEND].ctx = c;
-	rs->flows[FLOW_RECEIVE].sink = (struct flow_sink){results_take, c};
-	rs->flows[FLOW_RECEIVE].discard = 1;
+	chain_sender_plug(c, s, rs);
 }
 
 /* Node i, judged against what was sent: its exit status for the transfer, EXIT_OK if whole. */
@@ -134,19 +71,17 @@ static int judge(const struct chain_entry *e, uint64_t bytes, uint64_t digest, c
 void chain_conclude(struct chain *c, struct session *s)
 {
 	uint64_t bytes = s->sent.bytes, digest = digest_final(&s->sent.digest);
-	struct chain_results r;
 	unsigned whole = 0;
 	int status = EXIT_OK;
 
 	if (s->cfg->listen || s->failure.status != EXIT_OK)
 		return;
-	if (chain_results_decode(c->back, c->back_len, c->list.n, &r) != 0) {
+	if (chain_back_merge(c) != 0) {
 		failure_set(&s->failure, EXIT_CONNECT,
 		            "--chain: %s sent results this fastcat does not know (%zu bytes)",
-		            s->ep->peer, c->back_len);
+		            c->next->peer, c->back_len);
 		return;
 	}
-	chain_merge(&c->results, &r);
 	for (unsigned i = 0; i < c->list.n; i++) {
 		char name[CHAIN_HOST_MAX + 16], what[200];
 		struct chain_entry none = {i, CHAIN_CUT, 0, 0, 0};

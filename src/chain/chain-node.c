@@ -1,11 +1,12 @@
 /*
- * chain-node.c: a --chain node's pump. What comes from upstream goes into a ring, from which it
- * is written to stdout and forwarded to the next node as soon as each can take it: the chain
- * moves at its slowest hop, and a slow one holds the upstream back (the ring is full) instead
- * of dropping a byte. A stdout that fails stops only the writing (the rest is forwarded); a
- * next node that is lost is named, and this node goes on. At the upstream's EOF the node ends
- * the next one's stream, waits for the results of the nodes behind it, adds its own and sends
- * them all upstream.
+ * chain-node.c: a --chain node's pump, and its sender's. What comes from upstream (the sender:
+ * stdin) goes into a ring (chain-tee.c), from which it is written to stdout and forwarded to
+ * the next node as soon as each can take it: the chain moves at its slowest hop, and a slow
+ * one holds the upstream back (the ring is full) instead of dropping a byte. A stdout that
+ * fails stops only the writing; a next node that dies is bypassed (chain-rejoin.c); an
+ * upstream that vanishes may be replaced by the node before it. At the end a node ends the
+ * next one's stream, waits for the results of the nodes behind it, adds its own and sends
+ * them all upstream; the sender judges them (chain-end.c).
  */
 #include "config.h"
 
@@ -24,199 +25,17 @@
 
 #define TEE_BUDGET 64 /* moves before the relay looks at signals and agents */
 
-static size_t min_size(uint64_t a, uint64_t b)
-{
-	return (size_t)(a < b ? a : b);
-}
-
-/* Bytes from offset at of the ring that lie in one piece, at most limit. */
-static size_t ring_piece(uint64_t at, uint64_t limit)
-{
-	return min_size(CHAIN_RING - at % CHAIN_RING, limit);
-}
-
-static uint64_t tee_room(const struct chain_tee *t)
-{
-	uint64_t kept = t->out < t->fwd ? t->out : t->fwd;
-
-	return CHAIN_RING - (t->in - (kept < t->digested ? kept : t->digested));
-}
-
-/*
- * What stdout may have: not the last CHAIN_END_BYTES received before the
- * EOF tells whether they are the end mark or data.
- */
-static uint64_t tee_data(const struct chain_tee *t)
-{
-	if (t->up_eof)
-		return t->end;
-	return t->in > CHAIN_END_BYTES ? t->in - CHAIN_END_BYTES : 0;
-}
-
-/* The received bytes up to upto into the digest (the ring still has them). */
-static void tee_digest(struct flow *f, struct chain_tee *t, uint64_t upto)
-{
-	while (t->digested < upto) {
-		size_t piece = ring_piece(t->digested, upto - t->digested);
-
-		digest_update(&f->stats->digest, t->ring + t->digested % CHAIN_RING, piece);
-		t->digested += piece;
-	}
-}
-
-/* The upstream's EOF: were the last bytes the end mark? If not, they are data. */
-static void tee_upstream_ended(struct flow *f, struct chain_tee *t)
-{
-	t->up_eof = 1;
-	if (t->in >= CHAIN_END_BYTES) {
-		unsigned char mark[CHAIN_END_BYTES];
-		uint64_t at = t->in - CHAIN_END_BYTES;
-
-		for (size_t i = 0; i < sizeof mark; i++)
-			mark[i] = t->ring[(at + i) % CHAIN_RING];
-		t->marked = chain_end_decode(mark, at, &t->mark_digest) == 0;
-	}
-	t->end = t->marked ? t->in - CHAIN_END_BYTES : t->in;
-	tee_digest(f, t, t->end);
-	if (t->out_err != 0)
-		t->out = t->end;
-}
-
-/* The next node's connection: reset when the session failed, so that it fails too. */
+/* The next node's connection (reset when the session failed, so that it fails too). */
 void chain_close(struct chain *c, const struct config *cfg, int reset)
 {
+	if (c->tee.rejoin_fd >= 0)
+		endpoint_refuse(c->tee.rejoin_fd);
+	c->tee.rejoin_fd = -1;
 	if (c->down.fd < 0)
 		return;
 	if (reset)
 		endpoint_abort(cfg, &c->down);
 	endpoint_close(&c->down);
-}
-
-/* The next node is lost: named once; those behind it are cut off; the stream goes on here. */
-static void tee_lose(struct chain *c, int err)
-{
-	char name[CHAIN_HOST_MAX + 16];
-	struct chain_tee *t = &c->tee;
-
-	log_error("--chain: receiver %u, %s, lost after %llu bytes forwarded to it: %s%s",
-	          c->down_index + 1, chain_node_name(&c->list, c->down_index, name, sizeof name),
-	          (unsigned long long)t->fwd, strerror(err),
-	          c->down_index + 1 < c->list.n ? "; the receivers behind it are cut off" : "");
-	chain_mark(&c->results, c->down_index, CHAIN_LOST, err, t->fwd, 0);
-	for (unsigned i = c->down_index + 1; i < c->list.n; i++)
-		if (!c->results.have[i])
-			chain_mark(&c->results, i, CHAIN_CUT, 0, 0, 0);
-	chain_close(c, NULL, 0);
-	t->fwd = t->in;
-}
-
-/* Upstream into the ring. 1 moved, 0 blocked, -1 failed (the upstream is lost). */
-static int tee_read(struct flow *f, struct chain *c)
-{
-	struct chain_tee *t = &c->tee;
-	size_t want = ring_piece(t->in, min_size(tee_room(t), f->read_size));
-	unsigned char *at = t->ring + t->in % CHAIN_RING;
-	ssize_t n;
-
-	if (t->up_eof || !f->sock_ready || want == 0)
-		return 0;
-	n = read(f->sock, at, want);
-	f->stats->reads++;
-	switch (io_result(n)) {
-	case IO_MOVED:
-		t->in += (uint64_t)n;
-		flow_count_read(f, (size_t)n);
-		tee_digest(f, t, tee_data(t));
-		if (t->out_err != 0)
-			t->out = tee_data(t);
-		if (c->down.fd < 0)
-			t->fwd = t->in;
-		return 1;
-	case IO_END: tee_upstream_ended(f, t); return 1;
-	case IO_AGAIN: f->sock_ready = 0; return 0;
-	case IO_INTERRUPTED: return 0;
-	default: flow_failed(f, 0, errno); return -1;
-	}
-}
-
-/* The ring to stdout; a failure is kept for the end, and the writing stops. 1 moved, else 0. */
-static int tee_write(struct flow *f, struct chain_tee *t)
-{
-	size_t want = ring_piece(t->out, min_size(tee_data(t) - t->out, f->write_size));
-	ssize_t n;
-
-	if (t->out_err != 0 || want == 0 || !f->stdio_ready)
-		return 0;
-	n = write(f->stdio, t->ring + t->out % CHAIN_RING, want);
-	f->stats->writes++;
-	switch (io_result(n)) {
-	case IO_MOVED:
-		t->out += (uint64_t)n;
-		flow_count_write(f, (uint64_t)n, (size_t)n);
-		return 1;
-	case IO_AGAIN: f->stdio_ready = 0; return 0;
-	case IO_END:
-	case IO_INTERRUPTED: return 0;
-	default:
-		t->out_err = errno;
-		log_error("--chain: write stdout: %s after %llu bytes; the rest goes on to the "
-		          "receivers behind this one",
-		          strerror(t->out_err), (unsigned long long)t->out);
-		t->out = tee_data(t);
-		return 1;
-	}
-}
-
-/* The ring to the next node. 1 moved (or the node was lost), else 0. */
-static int tee_forward(struct flow *f, struct chain *c)
-{
-	struct chain_tee *t = &c->tee;
-	size_t want = ring_piece(t->fwd, min_size(t->in - t->fwd, f->read_size));
-	ssize_t n;
-
-	if (c->down.fd < 0 || want == 0 || !t->down_ready)
-		return 0;
-	n = send(c->down.fd, t->ring + t->fwd % CHAIN_RING, want, MSG_NOSIGNAL);
-	switch (io_result(n)) {
-	case IO_MOVED: t->fwd += (uint64_t)n; return 1;
-	case IO_AGAIN: t->down_ready = 0; return 0;
-	case IO_END:
-	case IO_INTERRUPTED: return 0;
-	default: tee_lose(c, errno); return 1;
-	}
-}
-
-/* The results of the nodes behind, read to their EOF. 1 all there, 0 not yet. */
-static int tee_read_back(struct chain *c)
-{
-	struct chain_tee *t = &c->tee;
-	struct chain_results r;
-
-	while (c->down.fd >= 0 && !t->back_eof) {
-		ssize_t n;
-
-		if (!t->back_ready)
-			return 0;
-		n = recv(c->down.fd, c->back + c->back_len, sizeof c->back - c->back_len, 0);
-		if (n > 0 && (c->back_len += (size_t)n) < sizeof c->back)
-			continue;
-		if (n == 0)
-			t->back_eof = 1;
-		else if (n > 0)
-			tee_lose(c, EPROTO); /* more than any results */
-		else if (errno == EAGAIN || errno == EWOULDBLOCK)
-			t->back_ready = 0;
-		else if (errno != EINTR)
-			tee_lose(c, errno);
-	}
-	if (c->down.fd < 0)
-		return 1;
-	if (chain_results_decode(c->back, c->back_len, c->list.n, &r) != 0) {
-		tee_lose(c, EPROTO);
-		return 1;
-	}
-	chain_merge(&c->results, &r);
-	return 1;
 }
 
 /* This node's entry: what it wrote, and how its stream ended. */
@@ -230,14 +49,19 @@ static enum chain_state tee_state(const struct chain_tee *t)
 /* The results (this node's and those behind it) upstream, then our EOF. */
 static void tee_answer(struct flow *f, struct chain *c)
 {
+	struct chain_tee *t = &c->tee;
 	unsigned char msg[CHAIN_RESULTS_MAX];
+	double deadline = clock_now() + CHAIN_PATIENCE;
 	size_t len;
 
-	chain_mark(&c->results, c->self, tee_state(&c->tee), c->tee.out_err, f->stats->bytes,
+	chain_mark(&c->results, c->self, tee_state(t), t->out_err, f->stats->bytes,
 	           digest_final(&f->stats->digest));
 	len = chain_results_encode(msg, &c->results);
-	if (handshake_move(f->sock, msg, len, 1, clock_now() + CHAIN_PATIENCE) == len)
+	if (handshake_move(f->sock, t->ack + CHAIN_ACK_BYTES - t->ack_left, t->ack_left, 1,
+	                   deadline) == t->ack_left &&
+	    handshake_move(f->sock, msg, len, 1, deadline) == len)
 		shutdown(f->sock, SHUT_WR);
+	t->ack_left = 0;
 	c->s->close_plainly = 1; /* the upstream reads the results: a reset could drop them */
 }
 
@@ -256,7 +80,7 @@ static int tee_verdict(struct flow *f, struct chain *c)
 		    f, EXIT_PEER,
 		    "--chain: the stream from %s ended without its end mark, after %llu "
 		    "bytes: the sender or a receiver before this one is gone",
-		    c->s->ep->peer, (unsigned long long)t->in);
+		    c->up_peer, (unsigned long long)t->in);
 	if (digest_final(&f->stats->digest) != t->mark_digest)
 		return flow_fail(
 		    f, EXIT_VERIFY,
@@ -268,32 +92,117 @@ static int tee_verdict(struct flow *f, struct chain *c)
 
 /*
  * All received is written and forwarded, and the upstream ended: --sync,
- * the next node's EOF, its results, ours upstream. 1 finished, 0 waiting,
- * -1 failed (this node's own status).
+ * the next node's EOF, its results, ours upstream (the sender: its
+ * judgement follows the relay). 1 finished, 0 waiting, -1 failed (this
+ * node's own status).
  */
 static int tee_end(struct flow *f, struct chain *c)
 {
 	struct chain_tee *t = &c->tee;
+	int sender = chain_is_sender(c);
 
 	if (!t->synced) {
 		t->synced = 1;
-		if (t->out_err == 0 && flow_sync(f) != 0) {
+		if (!sender && t->out_err == 0 && flow_sync(f) != 0) {
 			t->out_err = f->err;
 			t->sync_failed = 1;
 		}
 		f->sync = 0;
 	}
-	if (c->down.fd >= 0 && !t->down_shut) {
+	if (c->next->fd >= 0 && !t->down_shut) {
 		t->down_shut = 1;
-		if (shutdown(c->down.fd, SHUT_WR) != 0)
-			tee_lose(c, errno);
+		if (shutdown(c->next->fd, SHUT_WR) != 0) {
+			chain_lose(c, errno);
+			return 0;
+		}
 	}
-	if (!tee_read_back(c))
+	if (c->next->fd >= 0 && !t->back_eof)
 		return 0;
+	if (sender)
+		return flow_finish(f) < 0 ? -1 : 1;
+	if (c->next->fd >= 0 && chain_back_merge(c) != 0) {
+		chain_lose(c, EPROTO);
+		return 0;
+	}
 	tee_answer(f, c);
 	if (tee_verdict(f, c) != 0)
 		return -1;
 	return flow_finish(f) < 0 ? -1 : 1;
+}
+
+/*
+ * The upstream vanished (err; 0: an EOF without the mark): the node before
+ * it may reach this one instead, so the node listens for that a while
+ * before the end stands. 1 the end stands now, 0 waiting.
+ */
+static int tee_orphaned(struct flow *f, struct chain *c, int err)
+{
+	struct chain_tee *t = &c->tee;
+
+	if (c->listener == NULL || c->listener->fd < 0 || c->self == 0) {
+		if (err != 0)
+			flow_failed(f, 0, err);
+		else
+			chain_tee_ended(f, t);
+		return 1;
+	}
+	t->up_err = err;
+	t->orphan_until = clock_now() + CHAIN_ORPHAN_WAIT;
+	log_error("--chain: %s is gone after %llu bytes (%s); waiting %d s for the receiver "
+	          "before it",
+	          c->up_peer, (unsigned long long)t->in,
+	          err != 0 ? strerror(err) : "its stream ended without the end mark",
+	          CHAIN_ORPHAN_WAIT);
+	return 0;
+}
+
+/* An orphan's turn: a rejoin taken (1), still waiting (0), or the end stands (-1 failed). */
+static int tee_orphan_turn(struct flow *f, struct chain *c)
+{
+	struct chain_tee *t = &c->tee;
+	int rc = chain_rejoin_adopt(c, clock_now());
+
+	if (rc >= 0)
+		return rc;
+	t->orphan_until = 0;
+	if (t->up_err != 0) {
+		flow_failed(f, 0, t->up_err);
+		return -1;
+	}
+	chain_tee_ended(f, t);
+	return 1;
+}
+
+/* The upstream's turn: 1 moved, 0 not, -1 the flow failed. */
+static int tee_upstream(struct flow *f, struct chain *c)
+{
+	int rc;
+
+	if (c->tee.orphan_until > 0)
+		return tee_orphan_turn(f, c);
+	rc = chain_tee_read(f, c);
+	if (rc >= 0)
+		return rc;
+	if (chain_is_sender(c))
+		return -1;
+	rc = tee_orphaned(f, c, errno);
+	return rc > 0 && f->err != 0 ? -1 : rc;
+}
+
+/* The next node's turn: forward, read what it sends back; bypass it when it is gone. */
+static int tee_next(struct flow *f, struct chain *c)
+{
+	int moved = chain_tee_forward(f, c);
+
+	if (moved < 0) {
+		chain_lose(c, errno);
+		return 1;
+	}
+	if (c->next->fd >= 0 && chain_back_read(c) < 0) {
+		chain_lose(c, errno);
+		return 1;
+	}
+	return moved;
 }
 
 static enum pump_result tee_pump(struct flow *f)
@@ -304,25 +213,30 @@ static enum pump_result tee_pump(struct flow *f)
 	if (!f->running)
 		return PUMP_FINISHED;
 	for (int calls = 0; calls < TEE_BUDGET; calls++) {
-		int moved = tee_forward(f, c) | tee_write(f, t);
-		int read = tee_read(f, c);
+		int moved = tee_next(f, c) | (chain_is_sender(c) ? 0 : chain_tee_write(f, t));
+		int up = tee_upstream(f, c);
 
-		if (read < 0)
+		if (up < 0)
 			return PUMP_FAILED;
-		if (t->up_eof && t->out == t->end && t->fwd == t->in) {
+		chain_ack_send(c, clock_now());
+		if ((t->up_eof && t->out == t->end && t->fwd == t->in) ||
+		    (chain_is_sender(c) && c->next->fd < 0)) {
 			switch (tee_end(f, c)) {
 			case -1: return PUMP_FAILED;
 			case 0: return PUMP_BLOCKED;
 			default: return PUMP_FINISHED;
 			}
 		}
-		if (!moved && !read)
+		if (!moved && !up)
 			return PUMP_BLOCKED;
 	}
 	return PUMP_BUDGET_USED;
 }
 
-/* What the pump waits for: the upstream while the ring has room, stdout, the next node. */
+/*
+ * What the pump waits for: the upstream while the ring has room, stdout,
+ * the next node both ways, and a node's listener for a rejoin.
+ */
 static int tee_poll_events(const struct flow *f, struct pollfd *pfd)
 {
 	const struct chain *c = f->ctx;
@@ -332,16 +246,19 @@ static int tee_poll_events(const struct flow *f, struct pollfd *pfd)
 
 	if (!f->running)
 		return 0;
-	if (!t->up_eof && tee_room(t) > 0 && !f->sock_ready)
-		pfd[n++] = (struct pollfd){.fd = f->sock, .events = POLLIN};
-	if (t->out_err == 0 && t->out < tee_data(t) && !f->stdio_ready)
+	if (!t->up_eof && !t->src_eof && t->orphan_until == 0 && chain_tee_room(c) > 0 &&
+	    !flow_src_ready(f))
+		pfd[n++] = (struct pollfd){.fd = flow_src(f), .events = POLLIN};
+	if (!chain_is_sender(c) && t->out_err == 0 && t->out < chain_tee_data(t) && !f->stdio_ready)
 		pfd[n++] = (struct pollfd){.fd = f->stdio, .events = POLLOUT};
-	if (c->down.fd >= 0 && t->fwd < t->in && !t->down_ready)
+	if (c->next->fd >= 0 && t->fwd < t->in && !t->down_ready)
 		down |= POLLOUT;
-	if (c->down.fd >= 0 && t->down_shut && !t->back_eof && !t->back_ready)
+	if (c->next->fd >= 0 && !t->back_eof && !t->back_ready)
 		down |= POLLIN;
 	if (down != 0)
-		pfd[n++] = (struct pollfd){.fd = c->down.fd, .events = down};
+		pfd[n++] = (struct pollfd){.fd = c->next->fd, .events = down};
+	if (c->listener != NULL && c->listener->fd >= 0 && t->rejoin_fd < 0 && !t->up_eof)
+		pfd[n++] = (struct pollfd){.fd = c->listener->fd, .events = POLLIN};
 	return n;
 }
 
@@ -352,13 +269,15 @@ static void tee_poll_result(struct flow *f, const struct pollfd *pfd, int n)
 	for (int i = 0; i < n; i++) {
 		if (pfd[i].revents == 0)
 			continue;
-		if (pfd[i].fd == f->sock)
-			f->sock_ready = 1;
-		else if (pfd[i].fd == f->stdio)
-			f->stdio_ready = 1;
-		else {
+		if (pfd[i].fd == c->next->fd) {
 			c->tee.down_ready |= (pfd[i].events & POLLOUT) != 0;
 			c->tee.back_ready |= (pfd[i].events & POLLIN) != 0;
+		} else if (c->listener != NULL && pfd[i].fd == c->listener->fd) {
+			chain_rejoin_accept(c);
+		} else if (pfd[i].fd == flow_src(f)) {
+			flow_set_src_ready(f, 1);
+		} else {
+			f->stdio_ready = 1;
 		}
 	}
 }
@@ -367,6 +286,7 @@ static int tee_start(struct flow *f)
 {
 	struct chain *c = f->ctx;
 
+	c->flow = f;
 	c->tee.ring = malloc(CHAIN_RING);
 	c->tee.down_ready = c->tee.back_ready = 1;
 	return c->tee.ring != NULL ? 0 : -1;
@@ -378,6 +298,14 @@ static void tee_stop(struct flow *f)
 
 	free(c->tee.ring);
 	c->tee.ring = NULL;
+	c->flow = NULL;
+}
+
+/* The sender's EOF is the end mark in its ring and the next node's half-close: nothing more. */
+static int sender_pass_eof(struct flow *f)
+{
+	(void)f;
+	return 1;
 }
 
 static const struct flow_ops tee_ops = {
@@ -389,12 +317,49 @@ static const struct flow_ops tee_ops = {
     .poll_result = tee_poll_result,
 };
 
-/* A node's relay: one way, the upstream's bytes through the tee; nothing is sent back but the
- * results. */
+static const struct flow_ops sender_ops = {
+    .rw_reason = "--chain digests what it sends",
+    .digests_itself = 1,
+    .start = tee_start,
+    .stop = tee_stop,
+    .pump = tee_pump,
+    .poll_events = tee_poll_events,
+    .poll_result = tee_poll_result,
+    .pass_eof = sender_pass_eof,
+};
+
+/* When the relay must look again with no fd event: a confirmation due, an orphan's wait over. */
+static double chain_due(const void *ctx, const struct relay *r, double now)
+{
+	const struct chain_tee *t = &((const struct chain *)ctx)->tee;
+	double due = t->ack_due > 0 ? t->ack_due : -1;
+
+	(void)r;
+	(void)now;
+	if (t->orphan_until > 0 && (due < 0 || t->orphan_until < due))
+		due = t->orphan_until;
+	return due;
+}
+
+static const struct relay_agent chain_agent = {.due = chain_due};
+
+/* A node's relay: one way, the upstream's bytes through the tee; back only confirmations and
+ * the results. */
 void chain_node_plug(struct chain *c, struct session *s, struct relay_setup *rs)
 {
 	(void)s;
 	rs->flows[FLOW_SEND].enabled = 0;
 	rs->flows[FLOW_RECEIVE].ops = &tee_ops;
 	rs->flows[FLOW_RECEIVE].ctx = c;
+	relay_add_agent(rs, &chain_agent, c);
+}
+
+/* The sender's: stdin through its ring to the first node; what comes back, the tee reads. */
+void chain_sender_plug(struct chain *c, struct session *s, struct relay_setup *rs)
+{
+	(void)s;
+	rs->flows[FLOW_RECEIVE].enabled = 0;
+	rs->flows[FLOW_SEND].ops = &sender_ops;
+	rs->flows[FLOW_SEND].ctx = c;
+	relay_add_agent(rs, &chain_agent, c);
 }

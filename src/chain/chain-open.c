@@ -59,11 +59,11 @@ static int connect_node(const struct config *cfg, const struct chain *c, unsigne
 }
 
 /* Node i's hello, then the opening: 0, or -1 with the failure (the peer is no node). */
-static int greet_node(const struct chain *c, unsigned i, uint64_t id, const struct endpoint *ep,
+static int greet_node(const struct chain *c, unsigned i, int rejoin, const struct endpoint *ep,
                       struct failure *fail)
 {
 	unsigned char hello[CHAIN_HELLO_BYTES], opening[CHAIN_OPENING_BYTES + CHAIN_TEXT_MAX];
-	struct chain_opening o = {.index = i, .count = c->list.n, .id = id};
+	struct chain_opening o = {.index = i, .count = c->list.n, .id = c->id, .rejoin = rejoin};
 	size_t got = handshake_move(ep->fd, hello, sizeof hello, 0, clock_now() + CHAIN_PATIENCE);
 
 	if (got < sizeof hello || memcmp(hello, chain_hello, sizeof hello) != 0)
@@ -83,21 +83,21 @@ static int greet_node(const struct chain *c, unsigned i, uint64_t id, const stru
 
 /*
  * The answer of node i, which comes when the nodes behind it answered:
- * each may take CHAIN_PATIENCE to connect and as long for its hello.
+ * each may take CHAIN_PATIENCE to connect and as long for its hello (a
+ * rejoin's, when the node's old upstream ended). *held: what it has.
  */
-static int await_answer(const struct chain *c, unsigned i, const struct endpoint *ep,
-                        struct failure *fail)
+static int await_answer(const struct chain *c, unsigned i, int rejoin, const struct endpoint *ep,
+                        uint64_t *held, struct failure *fail)
 {
 	unsigned char a[CHAIN_ANSWER_BYTES];
 	double deadline = clock_now() + 2.0 * CHAIN_PATIENCE * (c->list.n - i) + CHAIN_PATIENCE;
 	size_t got = handshake_move(ep->fd, a, sizeof a, 0, deadline);
-	uint64_t held;
 
 	if (got < sizeof a)
 		return failure_set(fail, EXIT_CONNECT,
 		                   "--chain: %s did not answer the opening (%s)", ep->peer,
 		                   short_why(got));
-	if (chain_answer_decode(a, &held) != 0 || held != 0)
+	if (chain_answer_decode(a, held) != 0 || (!rejoin && *held != 0))
 		return failure_set(fail, EXIT_CONNECT,
 		                   "--chain: %s sent an answer this fastcat "
 		                   "does not know",
@@ -106,21 +106,24 @@ static int await_answer(const struct chain *c, unsigned i, const struct endpoint
 }
 
 /*
- * From node `from` on, the first node that answers, connected on ep; those
- * before it are marked not reached. 0, 1 when none did, -1 with the failure
+ * From node `from` on, the first node that answers, connected on ep, with
+ * what it holds in *held (a rejoin's; else 0); those before it are marked
+ * not reached (a rejoin's: lost). 0, 1 when none did, -1 with the failure
  * (a peer that is not a node, or a node that failed in its own opening).
  */
-static int chain_reach(struct chain *c, const struct config *cfg, unsigned from, uint64_t id,
-                       struct endpoint *ep, struct failure *fail)
+int chain_reach(struct chain *c, const struct config *cfg, unsigned from, int rejoin,
+                struct endpoint *ep, uint64_t *held, struct failure *fail)
 {
 	for (unsigned i = from; i < c->list.n; i++) {
 		int err = 0;
 
 		if (connect_node(cfg, c, i, ep, &err) != 0) {
-			chain_mark(&c->results, i, CHAIN_NOT_REACHED, err, 0, 0);
+			chain_mark(&c->results, i, rejoin ? CHAIN_LOST : CHAIN_NOT_REACHED, err, 0,
+			           0);
 			continue;
 		}
-		if (greet_node(c, i, id, ep, fail) != 0 || await_answer(c, i, ep, fail) != 0)
+		if (greet_node(c, i, rejoin, ep, fail) != 0 ||
+		    await_answer(c, i, rejoin, ep, held, fail) != 0)
 			return -1;
 		c->down_index = i;
 		log_verbose("--chain: receiver %u of %u, %s, is ready", i + 1, c->list.n, ep->peer);
@@ -132,41 +135,65 @@ static int chain_reach(struct chain *c, const struct config *cfg, unsigned from,
 /* The sender: the list from the host operand, then the first node that answers. */
 static int sender_open(struct chain *c, struct session *s, struct endpoint *ep)
 {
+	uint64_t held;
 	int rc;
 
 	if (chain_list_parse(s->cfg->host, s->cfg->port, &c->list, &s->failure) != 0)
 		return -1;
 	c->self = c->list.n;
-	rc = chain_reach(c, s->cfg, 0, random_id(), ep, &s->failure);
+	c->id = random_id();
+	c->next = ep;
+	rc = chain_reach(c, s->cfg, 0, 0, ep, &held, &s->failure);
 	if (rc > 0)
 		return failure_set(&s->failure, EXIT_CONNECT,
 		                   "--chain: none of the %u receivers could be reached", c->list.n);
 	return rc;
 }
 
-/* A node's opening from upstream (after its hello): the list, and its place in it. */
-static int node_read_opening(struct chain *c, struct session *s, const struct endpoint *ep,
-                             struct chain_opening *o)
+/*
+ * A node's side of the opening on fd, from peer: its hello, then the
+ * opening with the list and the node's place in it. 0, or -1 with the
+ * failure (the peer is no --chain sender).
+ */
+int chain_greeted(int fd, const char *peer, struct chain_list *list, struct chain_opening *o,
+                  struct failure *fail)
 {
 	unsigned char head[CHAIN_OPENING_BYTES];
 	char text[CHAIN_TEXT_MAX + 1];
 	double deadline = clock_now() + CHAIN_PATIENCE;
-	size_t got = handshake_move(ep->fd, head, sizeof head, 0, deadline);
+	size_t got;
 	struct failure bad = {EXIT_OK, ""};
 
+	memcpy(head, chain_hello, CHAIN_HELLO_BYTES);
+	if (handshake_move(fd, head, CHAIN_HELLO_BYTES, 1, deadline) != CHAIN_HELLO_BYTES)
+		return failure_set(fail, EXIT_PEER, "--chain: send to %s: %s", peer,
+		                   strerror(errno ? errno : EPIPE));
+	got = handshake_move(fd, head, sizeof head, 0, deadline);
 	if (got < sizeof head || chain_opening_decode(head, o) != 0)
-		return failure_set(&s->failure, EXIT_CONNECT,
+		return failure_set(fail, EXIT_CONNECT,
 		                   "--chain: %s is not a --chain sender (%s); nothing written",
-		                   ep->peer, got < sizeof head ? short_why(got) : "other bytes");
-	if (handshake_move(ep->fd, (unsigned char *)text, o->text_len, 0, deadline) != o->text_len)
-		return failure_set(&s->failure, EXIT_CONNECT, "--chain: %s: the list: %s", ep->peer,
+		                   peer, got < sizeof head ? short_why(got) : "other bytes");
+	if (handshake_move(fd, (unsigned char *)text, o->text_len, 0, deadline) != o->text_len)
+		return failure_set(fail, EXIT_CONNECT, "--chain: %s: the list: %s", peer,
 		                   short_why(0));
 	text[o->text_len] = '\0';
-	if (strlen(text) != o->text_len || chain_list_parse(text, "", &c->list, &bad) != 0 ||
-	    c->list.n != o->count)
-		return failure_set(&s->failure, EXIT_CONNECT,
-		                   "--chain: %s sent a list this fastcat cannot read%s%s", ep->peer,
+	if (strlen(text) != o->text_len || chain_list_parse(text, "", list, &bad) != 0 ||
+	    list->n != o->count)
+		return failure_set(fail, EXIT_CONNECT,
+		                   "--chain: %s sent a list this fastcat cannot read%s%s", peer,
 		                   bad.why[0] != '\0' ? ": " : "", bad.why);
+	return 0;
+}
+
+/* The answer to an opening: the node and those behind it are ready; it holds held bytes. */
+int chain_answer(int fd, const char *peer, uint64_t held, struct failure *fail)
+{
+	unsigned char a[CHAIN_ANSWER_BYTES];
+
+	chain_answer_encode(a, held);
+	if (handshake_move(fd, a, sizeof a, 1, clock_now() + CHAIN_PATIENCE) != sizeof a)
+		return failure_set(fail, EXIT_PEER, "--chain: send to %s: %s", peer,
+		                   strerror(errno ? errno : EPIPE));
 	return 0;
 }
 
@@ -176,26 +203,27 @@ static int node_read_opening(struct chain *c, struct session *s, const struct en
  */
 static int node_open(struct chain *c, struct session *s, const struct endpoint *ep)
 {
-	unsigned char a[CHAIN_ANSWER_BYTES];
 	struct chain_opening o;
-	unsigned char hello[CHAIN_HELLO_BYTES];
+	uint64_t held;
 
-	memcpy(hello, chain_hello, sizeof hello);
-	if (handshake_move(ep->fd, hello, sizeof hello, 1, clock_now() + CHAIN_PATIENCE) !=
-	    sizeof hello)
-		return failure_set(&s->failure, EXIT_PEER, "--chain: send to %s: %s", ep->peer,
-		                   strerror(errno ? errno : EPIPE));
-	if (node_read_opening(c, s, ep, &o) != 0)
+	if (chain_greeted(ep->fd, ep->peer, &c->list, &o, &s->failure) != 0)
 		return -1;
+	if (o.rejoin)
+		return failure_set(&s->failure, EXIT_CONNECT,
+		                   "--chain: %s asked to go on with a session this receiver does "
+		                   "not hold",
+		                   ep->peer);
 	c->self = o.index;
+	c->id = o.id;
+	c->next = &c->down;
+	c->listener = s->listener;
+	if (c->listener != NULL && c->listener->fd >= 0)
+		sock_set_nonblock(c->listener->fd,
+		                  1); /* a rejoin is taken between the relay's moves */
 	log_verbose("--chain: receiver %u of %u, from %s", o.index + 1, o.count, ep->peer);
-	if (chain_reach(c, s->cfg, o.index + 1, o.id, &c->down, &s->failure) < 0)
+	if (chain_reach(c, s->cfg, o.index + 1, 0, &c->down, &held, &s->failure) < 0)
 		return -1;
-	chain_answer_encode(a, 0);
-	if (handshake_move(ep->fd, a, sizeof a, 1, clock_now() + CHAIN_PATIENCE) != sizeof a)
-		return failure_set(&s->failure, EXIT_PEER, "--chain: send to %s: %s", ep->peer,
-		                   strerror(errno ? errno : EPIPE));
-	return 0;
+	return chain_answer(ep->fd, ep->peer, 0, &s->failure);
 }
 
 /*
@@ -207,6 +235,8 @@ int chain_open(struct chain *c, struct session *s, struct endpoint *ep)
 	memset(c, 0, sizeof *c);
 	c->s = s;
 	c->down = (struct endpoint){.fd = -1};
+	c->tee.rejoin_fd = -1;
+	snprintf(c->up_peer, sizeof c->up_peer, "%s", ep->peer);
 	if ((s->cfg->listen ? node_open(c, s, ep) : sender_open(c, s, ep)) != 0)
 		return s->failure.status != EXIT_OK ? s->failure.status : EXIT_CONNECT;
 	return 0;

@@ -14,6 +14,7 @@ const char chain_hello[CHAIN_HELLO_BYTES] = "FASTCAT-CHAIN-1\n";
 static const unsigned char opening_magic[4] = {'F', 'C', 'C', 'O'};
 static const unsigned char answer_magic[4] = {'F', 'C', 'C', 'A'};
 static const unsigned char results_magic[4] = {'F', 'C', 'C', 'R'};
+static const unsigned char ack_magic[4] = {'F', 'C', 'C', 'K'};
 static const unsigned char end_magic[8] = {'F', 'C', 'C', 'E', 'N', 'D', '\n', 0};
 static const unsigned char zero[8];
 
@@ -28,6 +29,7 @@ void chain_opening_encode(unsigned char *p, const struct chain_opening *o)
 	memset(p, 0, CHAIN_OPENING_BYTES);
 	memcpy(p, opening_magic, sizeof opening_magic);
 	p[4] = CHAIN_VERSION;
+	p[5] = o->rejoin ? CHAIN_REJOIN : 0;
 	wire_put(p + 6, o->index, 2);
 	wire_put(p + 8, o->id, 8);
 	wire_put(p + 16, o->count, 2);
@@ -38,8 +40,9 @@ void chain_opening_encode(unsigned char *p, const struct chain_opening *o)
 int chain_opening_decode(const unsigned char *p, struct chain_opening *o)
 {
 	if (memcmp(p, opening_magic, sizeof opening_magic) != 0 || p[4] != CHAIN_VERSION ||
-	    p[5] != 0 || memcmp(p + 20, zero, 4) != 0)
+	    (p[5] & ~CHAIN_REJOIN) != 0 || memcmp(p + 20, zero, 4) != 0)
 		return -1;
+	o->rejoin = p[5] == CHAIN_REJOIN;
 	o->index = (unsigned)wire_get(p + 6, 2);
 	o->id = wire_get(p + 8, 8);
 	o->count = (unsigned)wire_get(p + 16, 2);
@@ -66,6 +69,51 @@ int chain_answer_decode(const unsigned char *p, uint64_t *held)
 		return -1;
 	*held = wire_get(p + 8, 8);
 	return 0;
+}
+
+/* A node's confirmation upstream: what it received, and what the node after it did. */
+void chain_ack_encode(unsigned char *p, const struct chain_ack *a)
+{
+	memset(p, 0, CHAIN_ACK_BYTES);
+	memcpy(p, ack_magic, sizeof ack_magic);
+	p[4] = CHAIN_VERSION;
+	wire_put(p + 8, a->in, 8);
+	wire_put(p + 16, a->next_in, 8);
+}
+
+/*
+ * The first len bytes of what came back: 1 a confirmation (its 24 bytes)
+ * in *a, 0 the start of one (or of the results), -1 not a confirmation.
+ */
+int chain_ack_decode(const unsigned char *p, size_t len, struct chain_ack *a)
+{
+	size_t have = len < sizeof ack_magic ? len : sizeof ack_magic;
+
+	if (memcmp(p, ack_magic, have) != 0)
+		return -1;
+	if (len < CHAIN_ACK_BYTES)
+		return 0;
+	if (p[4] != CHAIN_VERSION || memcmp(p + 5, zero, 3) != 0)
+		return -1;
+	a->in = wire_get(p + 8, 8);
+	a->next_in = wire_get(p + 16, 8);
+	return 1;
+}
+
+/*
+ * The results' length from the first len bytes of them: 0 with *total,
+ * 1 when their head is not all there yet, -1 when they are no results.
+ */
+int chain_results_length(const unsigned char *p, size_t len, size_t *total)
+{
+	size_t have = len < sizeof results_magic ? len : sizeof results_magic;
+
+	if (memcmp(p, results_magic, have) != 0)
+		return -1;
+	if (len < CHAIN_RESULTS_HEAD)
+		return 1;
+	*total = CHAIN_RESULTS_HEAD + (size_t)wire_get(p + 6, 2) * CHAIN_ENTRY_BYTES;
+	return *total <= CHAIN_RESULTS_MAX ? 0 : -1;
 }
 
 /* The known entries, in index order; the message's length. */

@@ -29,12 +29,25 @@
 #define CHAIN_ENTRY_BYTES   24
 #define CHAIN_RESULTS_MAX   (CHAIN_RESULTS_HEAD + CHAIN_MAX * CHAIN_ENTRY_BYTES)
 #define CHAIN_END_BYTES     32 /* the stream's end mark, right before the sender's EOF */
+#define CHAIN_ACK_BYTES     24 /* a node's confirmation, upstream while the stream flows */
+#define CHAIN_REJOIN        1  /* the opening's flag: go on from what the node holds */
 
 /* Seconds a node's hello and its answer may take (the answer: per node still to be reached). */
 #define CHAIN_PATIENCE 5
 
-/* The ring a node holds between its upstream, its stdout and its downstream. */
-#define CHAIN_RING (4u << 20)
+/* Seconds a node whose upstream vanished waits for the node before it to reach it instead. */
+#define CHAIN_ORPHAN_WAIT (2 * CHAIN_PATIENCE)
+
+/*
+ * The ring a node holds between its upstream, its stdout and its downstream: it keeps what
+ * the node after the next one may still need, should the next one die (what lies in two
+ * hops' socket buffers and the next node's ring).
+ */
+#define CHAIN_RING (8u << 20)
+
+/* A node confirms what it received every this many bytes, or after CHAIN_ACK_DELAY seconds. */
+#define CHAIN_ACK_STEP  (256u << 10)
+#define CHAIN_ACK_DELAY 0.02
 
 struct chain_node {
 	char host[CHAIN_HOST_MAX];
@@ -70,6 +83,13 @@ struct chain_opening {
 	unsigned index, count;
 	uint64_t id;
 	size_t text_len;
+	int rejoin; /* the node before it is gone: its upstream now goes on from what it has */
+};
+
+/* A node's confirmation: what it received, and what the node after it did (none: NONE). */
+#define CHAIN_NONE UINT64_MAX
+struct chain_ack {
+	uint64_t in, next_in;
 };
 
 /* One node's results and the nodes behind it, by index; have: the ones that are known. */
@@ -78,18 +98,33 @@ struct chain_results {
 	unsigned char have[CHAIN_MAX];
 };
 
-/* A node's pump: a ring between its upstream, its stdout and the next node (chain-node.c). */
+/*
+ * A node's pump: a ring between its upstream, its stdout and the next node (chain-tee.c).
+ * The sender's is the same without a stdout, its upstream its stdin. Stream offsets.
+ */
 struct chain_tee {
 	unsigned char *ring;   /* CHAIN_RING bytes */
-	uint64_t in, out, fwd; /* received, written to stdout, forwarded: stream offsets */
+	uint64_t in, out, fwd; /* received, written to stdout, forwarded */
 	uint64_t digested;     /* received bytes digested: all but the last CHAIN_END_BYTES */
 	uint64_t end;          /* the data's end: in - CHAIN_END_BYTES, once the EOF told */
+	uint64_t counted;      /* the sender: data forwarded, each byte counted once */
+	uint64_t next_in;      /* what the next node confirmed ... */
+	uint64_t behind_in;    /* ... and the one after it (CHAIN_NONE: there is none) */
+	uint64_t acked_in, acked_next; /* this node's last confirmation upstream */
+	double ack_due;                /* ... the next one, when something changed, or 0 */
+	unsigned char ack[CHAIN_ACK_BYTES];
+	size_t ack_left;       /* ... the bytes of it still to go */
+	int src_eof;           /* the sender: stdin ended (the mark goes into the ring) */
 	int up_eof;            /* the upstream's EOF came ... */
 	int marked;            /* ... right after a valid end mark */
 	uint64_t mark_digest;  /* ... which says this XXH64 */
+	double orphan_until;   /* the upstream vanished: a rejoin may come until then, or 0 */
+	int up_err;            /* ... how (0: an EOF without the mark) */
+	int rejoin_fd;         /* a rejoin that waits for the old upstream's end, or -1 */
+	char rejoin_peer[112]; /* ... its address */
 	int out_err;           /* stdout failed (its errno): the rest is only forwarded */
 	int sync_failed;       /* ... and it was --sync's fdatasync */
-	int down_ready, back_ready, down_shut, back_eof;
+	int down_ready, back_ready, down_shut, back_eof, results_in;
 	int synced;
 };
 
@@ -97,17 +132,24 @@ struct chain_tee {
 struct chain {
 	struct session *s;
 	struct chain_list list;
-	unsigned self;        /* the node this is (the sender: none, list.n) */
-	struct endpoint down; /* the next node that answered, fd -1: none */
-	unsigned down_index;  /* ... its place in the list */
+	unsigned self;             /* the node this is (the sender: none, list.n) */
+	struct endpoint down;      /* the next node that answered, fd -1: none */
+	struct endpoint *next;     /* ... the connection forwarded on: down, the sender's own */
+	unsigned down_index;       /* ... its place in the list */
+	uint64_t id;               /* the session's */
+	struct listener *listener; /* a node's: where a rejoin comes when the node before dies */
+	struct flow *flow;         /* the pump's */
+	char up_peer[112];         /* the upstream now */
 	struct chain_results results;
-	unsigned char back[CHAIN_RESULTS_MAX + 1]; /* the results as they arrive (+1: too long) */
+	unsigned char back[CHAIN_RESULTS_MAX]; /* confirmations, then the results */
 	size_t back_len;
-	int back_overflow;
 	struct chain_tee tee;
-	unsigned char mark[CHAIN_END_BYTES]; /* the sender's end mark ... */
-	size_t mark_sent;                    /* ... and how much of it went */
 };
+
+static inline int chain_is_sender(const struct chain *c)
+{
+	return c->self == c->list.n;
+}
 
 /* chain-list.c */
 int chain_list_parse(const char *, const char *, struct chain_list *, struct failure *);
@@ -121,6 +163,9 @@ void chain_opening_encode(unsigned char *, const struct chain_opening *);
 int chain_opening_decode(const unsigned char *, struct chain_opening *);
 void chain_answer_encode(unsigned char *, uint64_t);
 int chain_answer_decode(const unsigned char *, uint64_t *);
+void chain_ack_encode(unsigned char *, const struct chain_ack *);
+int chain_ack_decode(const unsigned char *, size_t, struct chain_ack *);
+int chain_results_length(const unsigned char *, size_t, size_t *);
 size_t chain_results_encode(unsigned char *, const struct chain_results *);
 int chain_results_decode(const unsigned char *, size_t, unsigned, struct chain_results *);
 void chain_end_encode(unsigned char *, uint64_t, uint64_t);
@@ -130,10 +175,36 @@ void chain_merge(struct chain_results *, const struct chain_results *);
 
 /* chain-open.c */
 extern const struct hello_guard chain_guard;
+int chain_reach(struct chain *, const struct config *, unsigned, int, struct endpoint *, uint64_t *,
+                struct failure *);
+int chain_greeted(int, const char *, struct chain_list *, struct chain_opening *, struct failure *);
+int chain_answer(int, const char *, uint64_t, struct failure *);
 int chain_open(struct chain *, struct session *, struct endpoint *);
+
+/* chain-tee.c: the ring */
+uint64_t chain_tee_keep(const struct chain *);
+uint64_t chain_tee_room(const struct chain *);
+uint64_t chain_tee_data(const struct chain_tee *);
+void chain_tee_digest(struct flow *, struct chain_tee *, uint64_t);
+int chain_tee_read(struct flow *, struct chain *);
+int chain_tee_write(struct flow *, struct chain_tee *);
+int chain_tee_forward(struct flow *, struct chain *);
+int chain_tee_marked(struct chain_tee *);
+void chain_tee_ended(struct flow *, struct chain_tee *);
+
+/* chain-back.c: confirmations upstream, and what comes back from the next node */
+void chain_ack_send(struct chain *, double);
+int chain_back_read(struct chain *);
+int chain_back_merge(struct chain *);
+
+/* chain-rejoin.c: a lost node bypassed */
+void chain_lose(struct chain *, int);
+void chain_rejoin_accept(struct chain *);
+int chain_rejoin_adopt(struct chain *, double);
 
 /* chain-node.c */
 void chain_node_plug(struct chain *, struct session *, struct relay_setup *);
+void chain_sender_plug(struct chain *, struct session *, struct relay_setup *);
 void chain_close(struct chain *, const struct config *, int);
 
 /* chain-end.c */

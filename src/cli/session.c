@@ -73,8 +73,9 @@ static int session_open(struct session *s, struct session_parts *p, struct endpo
 		if (rc != 0)
 			return rc;
 	}
-	if (s->listener != NULL && !cfg->keep_listening && p->stripe.growth == NULL)
-		listener_stop_accepting(cfg, s->listener); /* -P auto: more may join */
+	/* -P auto: more may join; --chain: the node before a lost one may reach this one */
+	if (s->listener != NULL && !cfg->keep_listening && p->stripe.growth == NULL && !cfg->chain)
+		listener_stop_accepting(cfg, s->listener);
 	if (cfg->chain) { /* the sender connects here: to the first receiver that answers */
 		p->chained = 1;
 		return chain_open(&p->chain, s, ep);

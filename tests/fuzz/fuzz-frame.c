@@ -22,9 +22,11 @@
  *       confirmation, the receiver's last word and its --verify verdict
  *       (src/retry-wire.c): round trips;
  *   int chain_opening_decode(p, ...), chain_answer_decode(p, ...),
+ *       chain_ack_decode(p, len, ...), chain_results_length(p, len, ...),
  *       chain_results_decode(p, len, n, ...), chain_end_decode(p, length, ...): --chain's
- *       opening, answer, results and end mark (src/chain/chain-wire.c): round trips, the
- *       results' entries within the list and each node once;
+ *       opening (a rejoin's too), answer, confirmation, results and end mark
+ *       (src/chain/chain-wire.c): round trips, the results' entries within the list and
+ *       each node once;
  *   int resume_offer_decode(p, struct resume_offer *),
  *       resume_answer_decode(p, struct resume_answer *), resume_hello_seen(buf,
  *       len): --resume's offer, answer and hello (src/resume-wire.c): what
@@ -64,6 +66,32 @@
 #define PREFIXES 64 /* the prefixes tried: headers are shorter than this */
 
 /*
+ * --chain's confirmation, and what comes back from a node: a confirmation
+ * decodes from every prefix of its bytes as "not yet" and then the same;
+ * the results' length is never past what a list can have.
+ */
+static void check_chain_back(const uint8_t *data, size_t size)
+{
+	unsigned char enc[CHAIN_ACK_BYTES];
+	struct chain_ack a, b;
+	size_t total;
+	int rc = chain_ack_decode(data, size, &a);
+
+	CHECK(rc >= -1 && rc <= 1, "chain_ack_decode: %d", rc);
+	if (rc == 1) {
+		chain_ack_encode(enc, &a);
+		CHECK(memcmp(enc, data, CHAIN_ACK_BYTES) == 0,
+		      "a confirmation encodes back differently");
+		for (size_t k = 0; k < CHAIN_ACK_BYTES; k++)
+			CHECK(chain_ack_decode(data, k, &b) == 0, "a confirmation's %zu bytes", k);
+	}
+	rc = chain_results_length(data, size, &total);
+	CHECK(rc >= -1 && rc <= 1, "chain_results_length: %d", rc);
+	CHECK(rc != 0 || (total >= CHAIN_RESULTS_HEAD && total <= CHAIN_RESULTS_MAX),
+	      "results of %zu bytes", total);
+}
+
+/*
  * --chain's opening, answer, results and end mark: what decodes encodes back
  * (the results in index order: decoded again, the same entries).
  */
@@ -77,10 +105,13 @@ static void check_chain(const uint8_t *data, size_t size)
 	if (size >= CHAIN_OPENING_BYTES && chain_opening_decode(data, &o) == 0) {
 		CHECK(o.index < o.count && o.count <= CHAIN_MAX && o.text_len <= CHAIN_TEXT_MAX,
 		      "an opening for node %u of %u", o.index, o.count);
+		CHECK(o.rejoin == (data[5] == CHAIN_REJOIN), "a rejoin read from byte %u",
+		      data[5]);
 		chain_opening_encode(enc, &o);
 		CHECK(memcmp(enc, data, CHAIN_OPENING_BYTES) == 0,
 		      "an opening encodes back differently");
 	}
+	check_chain_back(data, size);
 	if (size >= CHAIN_ANSWER_BYTES && chain_answer_decode(data, &v) == 0) {
 		chain_answer_encode(enc, v);
 		CHECK(memcmp(enc, data, CHAIN_ANSWER_BYTES) == 0,
