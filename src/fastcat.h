@@ -197,6 +197,16 @@ enum session_phase { PHASE_CONNECT, PHASE_OPENING, PHASE_RELAY };
  * end. The relay fills the counters, the features what they agreed and concluded, and the
  * report prints it; --retry's sessions add up in the first.
  */
+/* --chain, at the sender: what became of one receiver (chain-end.c), for the JSON report. */
+struct receiver_outcome {
+	char name[272];    /* host:port as the list gives it */
+	const char *state; /* "whole", "write_failed", "not_reached", "lost", "cut", "short" */
+	int err;           /* its errno, 0: none or unknown */
+	uint64_t bytes;    /* written to its stdout (lost: forwarded to it) */
+	uint64_t digest;   /* XXH64 of what it received; whole and write_failed only */
+	int exact;         /* it wrote the whole stream sent */
+};
+
 struct session {
 	const struct config *cfg;
 	const struct endpoint *ep;  /* the connection (-P: the first) */
@@ -220,6 +230,8 @@ struct session {
 	struct failure failure;  /* how it failed: the exit status and the one-line reason */
 	char auto_decision[160]; /* -P auto, sending: what it decided (stripe-auto.c), for the hint
 	                          */
+	const struct receiver_outcome *receivers; /* --chain's sender, once judged: each one */
+	unsigned nreceivers;
 };
 
 #endif

@@ -120,6 +120,24 @@ kill_midway() {
   assert_same_bytes "$A" "$T/N3.out"
 }
 
+@test "--report=json at the sender: a receivers array, one object per receiver with its state, bytes and XXH64" {
+  nodes 3 2=/dev/full
+  send file --report=json
+  assert_equal "sender exit $status" "sender exit 8"
+  local j
+  j=$(grep '^{"fastcat"' "$T/c.err")
+  jq_is "$j" '.receivers | length' 3
+  jq_is "$j" '.receivers[0].state' whole
+  jq_is "$j" '.receivers[0].exact' true
+  jq_is "$j" '.receivers[0].bytes' "$SIZE"
+  jq_is "$j" '.receivers[0].host' "127.0.0.1:$N1_PORT"
+  jq_is "$j" '.receivers[1].state' write_failed
+  jq_is "$j" '.receivers[1].exact' false
+  jq_is "$j" '.receivers[1].error' "No space left on device"
+  jq_is "$j" '.receivers[2].exact' true
+  jq_is "$j" '.receivers[2].xxh64' "$(xxhsum -H1 "$A" | cut -d' ' -f1)"
+}
+
 @test "a receiver that is not listening at the start: named, skipped, the rest served; the sender exits 3" {
   closed_port
   nodes 2
@@ -180,10 +198,13 @@ kill_midway() {
   fc_listen N3 -- --chain -I 64K
   LIST=127.0.0.1:$N1_PORT,127.0.0.1:$N2_PORT,127.0.0.1:$N3_PORT
   FIRST=$N1_PORT
-  (send file; exit "$status") &
+  # the first MB, then the rest once receiver 3 is stopped
+  ({ head -c 1000000 "$A"; until [[ -e $T/go ]]; do sleep 0.05; done; tail -c +1000001 "$A"; } |
+    timeout -k 2 60 "$FASTCAT" -v --chain "$LIST" "$FIRST" >/dev/null 2>"$T/c.err") &
   local spid=$!
-  wait_for_size "$T/N3.out" 100000
+  wait_for_size "$T/N3.out" 900000
   kill -STOP "$N3_PID"
+  touch "$T/go"
   wait_for_size "$T/N1.out" "$SIZE"
   sleep 0.5
   kill -KILL "$N2_PID"

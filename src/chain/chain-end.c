@@ -26,6 +26,10 @@ void chain_plug(struct chain *c, struct session *s, struct relay_setup *rs)
 	chain_sender_plug(c, s, rs);
 }
 
+/* The states as the JSON report names them, by enum chain_state. */
+static const char *const state_names[CHAIN_STATES] = {"whole", "write_failed", "not_reached",
+                                                      "lost",  "cut",          "short"};
+
 /* Node i, judged against what was sent: its exit status for the transfer, EXIT_OK if whole. */
 static int judge(const struct chain_entry *e, uint64_t bytes, uint64_t digest, char *what,
                  size_t size)
@@ -64,6 +68,18 @@ static int judge(const struct chain_entry *e, uint64_t bytes, uint64_t digest, c
 	}
 }
 
+/* What the report says of one receiver. */
+static void keep_outcome(struct receiver_outcome *o, const char *name, const struct chain_entry *e,
+                         int exact)
+{
+	snprintf(o->name, sizeof o->name, "%s", name);
+	o->state = state_names[e->state < CHAIN_STATES ? e->state : CHAIN_CUT];
+	o->err = e->err;
+	o->bytes = e->bytes;
+	o->digest = e->digest;
+	o->exact = exact;
+}
+
 /*
  * The sender's end: every node judged, each one that is not whole named,
  * and the transfer's status the first such node's.
@@ -89,6 +105,8 @@ void chain_conclude(struct chain *c, struct session *s)
 		               what, sizeof what);
 
 		chain_node_name(&c->list, i, name, sizeof name);
+		keep_outcome(&c->outcome[i], name,
+		             c->results.have[i] ? &c->results.entry[i] : &none, rc == EXIT_OK);
 		if (rc == EXIT_OK) {
 			whole++;
 			log_verbose("--chain: receiver %u of %u, %s: %s", i + 1, c->list.n, name,
@@ -99,6 +117,8 @@ void chain_conclude(struct chain *c, struct session *s)
 		if (status == EXIT_OK)
 			status = rc;
 	}
+	s->receivers = c->outcome;
+	s->nreceivers = c->list.n;
 	if (status != EXIT_OK)
 		failure_set(&s->failure, status,
 		            "--chain: %u of %u receivers have the whole stream", whole, c->list.n);

@@ -8,8 +8,10 @@
 #include "config.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "fastcat.h"
 #include "base/base.h"
@@ -198,6 +200,32 @@ int chain_answer(int fd, const char *peer, uint64_t held, struct failure *fail)
 }
 
 /*
+ * A peer that is no --chain sender: our FIN after the hello, and its bytes
+ * read and dropped until it closes (2 s at most). A plain fastcat still
+ * sending would fail on a reset before it read the hello that tells it why.
+ */
+static void node_refuse(int fd)
+{
+	double until = clock_now() + 2.0;
+	unsigned char sink[16384];
+
+	shutdown(fd, SHUT_WR);
+	while (!signal_stop) {
+		double left = until - clock_now();
+		ssize_t n = recv(fd, sink, sizeof sink, MSG_DONTWAIT);
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+			return;
+		if (n > 0)
+			continue;
+		if (left <= 0)
+			return;
+		poll(&p, 1, (int)(left * 1000) + 1);
+	}
+}
+
+/*
  * A node: its hello, the opening, the nodes behind it reached, its answer.
  * 0 when the relay may start.
  */
@@ -206,8 +234,13 @@ static int node_open(struct chain *c, struct session *s, const struct endpoint *
 	struct chain_opening o;
 	uint64_t held;
 
-	if (chain_greeted(ep->fd, ep->peer, &c->list, &o, &s->failure) != 0)
+	if (chain_greeted(ep->fd, ep->peer, &c->list, &o, &s->failure) != 0) {
+		if (s->failure.status == EXIT_CONNECT) {
+			node_refuse(ep->fd);
+			s->close_plainly = 1;
+		}
 		return -1;
+	}
 	if (o.rejoin)
 		return failure_set(&s->failure, EXIT_CONNECT,
 		                   "--chain: %s asked to go on with a session this receiver does "

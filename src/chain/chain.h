@@ -141,7 +141,8 @@ struct chain {
 	struct flow *flow;         /* the pump's */
 	char up_peer[112];         /* the upstream now */
 	struct chain_results results;
-	unsigned char back[CHAIN_RESULTS_MAX]; /* confirmations, then the results */
+	struct receiver_outcome outcome[CHAIN_MAX]; /* the sender's judgement, for the report */
+	unsigned char back[CHAIN_RESULTS_MAX];      /* confirmations, then the results */
 	size_t back_len;
 	struct chain_tee tee;
 };

@@ -126,6 +126,39 @@ static void json_streams(char *out, size_t len, const struct session *s)
 		snprintf(out + n, len - n, "]");
 }
 
+/* --chain's sender: ',"receivers":[{...},...]', what became of each; "" before the judgement. */
+static void json_receivers(char *out, size_t len, const struct session *s)
+{
+	size_t n;
+
+	out[0] = '\0';
+	if (s->nreceivers == 0 || len < 16)
+		return;
+	n = (size_t)snprintf(out, len, ",\"receivers\":["); /* len >= 16 */
+	for (unsigned i = 0; i < s->nreceivers && n + 2 < len; i++) {
+		const struct receiver_outcome *o = &s->receivers[i];
+		char host[600], error[160] = "null", digest[24] = "null";
+		int k;
+
+		report_json_string(host, sizeof host, o->name);
+		if (o->err != 0)
+			report_json_string(error, sizeof error, strerror(o->err));
+		if (strcmp(o->state, "whole") == 0 || strcmp(o->state, "write_failed") == 0)
+			snprintf(digest, sizeof digest, "\"%016llx\"",
+			         (unsigned long long)o->digest);
+		k = snprintf(out + n, len - n,
+		             "%s{\"receiver\":%u,\"host\":%s,\"state\":\"%s\",\"bytes\":%llu,"
+		             "\"xxh64\":%s,\"exact\":%s,\"error\":%s}",
+		             i > 0 ? "," : "", i + 1, host, o->state, (unsigned long long)o->bytes,
+		             digest, o->exact ? "true" : "false", error);
+		if (k < 0 || (size_t)k >= len - n)
+			return;
+		n += (size_t)k;
+	}
+	if (n + 2 <= len)
+		snprintf(out + n, len - n, "]");
+}
+
 /* The report as one JSON line on stderr (fastcat(1) documents its keys). */
 void report_print_json(const struct session *s, int final, int sndbuf, int rcvbuf, double now)
 {
@@ -134,7 +167,9 @@ void report_print_json(const struct session *s, int final, int sndbuf, int rcvbu
 	char resumed[24] = "null", skipped[24] = "null", retries[24] = "null",
 	     confirmed[24] = "null";
 	size_t streams_len = s->conns.n > 0 ? (size_t)s->conns.n * 512 : 1;
-	char *streams = malloc(streams_len); /* -P: up to 32 KiB, not on the stack */
+	size_t receivers_len = s->nreceivers > 0 ? (size_t)s->nreceivers * 900 : 1;
+	char *streams = malloc(streams_len);     /* -P: up to 32 KiB, not on the stack */
+	char *receivers = malloc(receivers_len); /* --chain: up to 28 KiB */
 
 	json_flow(sent, sizeof sent, &s->sent, cfg->transport->datagram, cfg->checksum, 0, now);
 	json_flow(received, sizeof received, &s->received, cfg->transport->datagram, cfg->checksum,
@@ -153,6 +188,8 @@ void report_print_json(const struct session *s, int final, int sndbuf, int rcvbu
 	}
 	if (streams != NULL)
 		json_streams(streams, streams_len, s);
+	if (receivers != NULL)
+		json_receivers(receivers, receivers_len, s);
 	/* --resume: null without it, or when the ends did not agree; skipped: the sender's */
 	if (s->resume.on)
 		snprintf(resumed, sizeof resumed, "%llu", (unsigned long long)s->resume.offset);
@@ -168,15 +205,16 @@ void report_print_json(const struct session *s, int final, int sndbuf, int rcvbu
 	    stderr,
 	    "{\"fastcat\":\"%s\",\"final\":%s,\"transport\":\"%s\",\"local\":%s,\"peer\":%s,"
 	    "\"chunk_size\":%zu,\"read_size\":%zu,\"write_size\":%zu,\"sndbuf\":%d,\"rcvbuf\":%d,"
-	    "\"sent\":%s,\"received\":%s%s%s,\"resumed_at\":%s,\"skipped\":%s,\"retries\":%s,"
+	    "\"sent\":%s,\"received\":%s%s%s%s,\"resumed_at\":%s,\"skipped\":%s,\"retries\":%s,"
 	    "\"confirmed\":%s,\"verified\":%s,\"exit_status\":%d,\"error\":%s}\n",
 	    FASTCAT_VERSION, final ? "true" : "false", cfg->transport->name, local, peer,
 	    cfg->read_size > cfg->write_size ? cfg->read_size : cfg->write_size, cfg->read_size,
 	    cfg->write_size, sndbuf, rcvbuf, sent, received, tcp, streams != NULL ? streams : "",
-	    resumed, skipped, retries, confirmed,
+	    receivers != NULL ? receivers : "", resumed, skipped, retries, confirmed,
 	    !cfg->verify          ? "null"
 	    : s->verdict.verified ? "true"
 	                          : "false",
 	    s->failure.status, error);
 	free(streams);
+	free(receivers);
 }
