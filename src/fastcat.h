@@ -231,6 +231,7 @@ struct session {
 	char auto_decision[160]; /* -P auto, sending: what it decided (stripe-auto.c), for the hint
 	                          */
 	const struct receiver_outcome *receivers; /* --chain's sender, once judged: each one */
+	uint64_t slowest; /* --chain's sender: the least any receiver confirmed (--progress) */
 	unsigned nreceivers;
 };
 

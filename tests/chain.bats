@@ -138,6 +138,14 @@ kill_midway() {
   jq_is "$j" '.receivers[2].xxh64' "$(xxhsum -H1 "$A" | cut -d' ' -f1)"
 }
 
+@test "--interval at the sender: each line says where the slowest receiver is" {
+  nodes 3
+  send file --rate-limit 4M --interval 0.5
+  [[ $status == 0 ]] || fail "sender exit $status: $(cat "$T/c.err")"
+  grep -E "^fastcat: [0-9.]+ s: sent [0-9.]+ [KMG]?i?B \([^)]*\), slowest receiver [0-9.]+ [KMG]?i?B; [0-9]+%" \
+    "$T/c.err" || fail "no line with the slowest receiver: $(cat "$T/c.err")"
+}
+
 @test "a receiver that is not listening at the start: named, skipped, the rest served; the sender exits 3" {
   closed_port
   nodes 2
@@ -179,6 +187,14 @@ kill_midway() {
     "$T/N3.err"
   assert_same_bytes "$A" "$T/N1.out"
   assert_same_bytes "$A" "$T/N3.out"
+  # the lost one's file is a prefix of the stream: a --resume run completes it
+  (($(stat -c %s "$T/N2.out") < SIZE))
+  fc_listen R --append --out "$T/N2.out" -- --resume
+  run -0 fcx "$A" /dev/null --resume 127.0.0.1 "$R_PORT"
+  local rc
+  wait_exit rc "$R_PID" 20
+  assert_equal "resumed receiver exit $rc" "resumed receiver exit 0"
+  assert_same_bytes "$A" "$T/N2.out"
 }
 
 @test "the first receiver killed: the sender bypasses it from a pipe, replaying from its ring; the two behind end byte-exact" {

@@ -42,19 +42,22 @@ static int ack_flush(struct chain *c)
 void chain_ack_send(struct chain *c, double now)
 {
 	struct chain_tee *t = &c->tee;
-	struct chain_ack a = {t->in, CHAIN_NONE};
+	struct chain_ack a = {t->in, CHAIN_NONE, t->in};
 
 	if (chain_is_sender(c) || t->orphan_until > 0 || t->up_eof || c->flow == NULL)
 		return;
 	if (t->ack_left > 0 && ack_flush(c) <= 0)
 		return;
-	if (c->next->fd >= 0)
+	if (c->next->fd >= 0) {
 		a.next_in = t->next_in;
-	if (a.in == t->acked_in && a.next_in == t->acked_next) {
+		a.least = t->least < t->in ? t->least : t->in;
+	}
+	if (a.in == t->acked_in && a.next_in == t->acked_next && a.least == t->acked_least) {
 		t->ack_due = 0;
 		return;
 	}
-	if (a.in - t->acked_in < CHAIN_ACK_STEP && a.next_in - t->acked_next < CHAIN_ACK_STEP) {
+	if (a.in - t->acked_in < CHAIN_ACK_STEP && a.next_in - t->acked_next < CHAIN_ACK_STEP &&
+	    a.least - t->acked_least < CHAIN_ACK_STEP) {
 		if (t->ack_due == 0)
 			t->ack_due = now + CHAIN_ACK_DELAY;
 		if (now < t->ack_due)
@@ -64,6 +67,7 @@ void chain_ack_send(struct chain *c, double now)
 	t->ack_left = CHAIN_ACK_BYTES;
 	t->acked_in = a.in;
 	t->acked_next = a.next_in;
+	t->acked_least = a.least;
 	t->ack_due = 0;
 	ack_flush(c);
 }
@@ -83,6 +87,9 @@ static int back_parse(struct chain *c)
 				return -1; /* it confirms what it was never sent */
 			t->next_in = a.in;
 			t->behind_in = a.next_in;
+			t->least = a.least;
+			if (chain_is_sender(c))
+				c->s->slowest = a.least;
 			c->back_len -= CHAIN_ACK_BYTES;
 			memmove(c->back, c->back + CHAIN_ACK_BYTES, c->back_len);
 			continue;

@@ -44,6 +44,7 @@ static void next_replace(struct chain *c, struct endpoint *ep, uint64_t held)
 	t->fwd = held;
 	t->next_in = held;
 	t->behind_in = 0; /* unknown until it confirms: keep all */
+	t->least = held;
 	c->back_len = 0;
 	t->back_eof = t->results_in = t->down_shut = 0;
 	t->down_ready = t->back_ready = 1;
@@ -149,7 +150,7 @@ int chain_rejoin_adopt(struct chain *c, double now)
 	snprintf(c->up_peer, sizeof c->up_peer, "%s", t->rejoin_peer);
 	t->orphan_until = 0;
 	t->up_err = 0;
-	t->acked_in = t->acked_next = 0;
+	t->acked_in = t->acked_next = t->acked_least = 0;
 	t->ack_left = 0;
 	flow_set_src_ready(f, 1);
 	return 1;

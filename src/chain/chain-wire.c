@@ -79,10 +79,11 @@ void chain_ack_encode(unsigned char *p, const struct chain_ack *a)
 	p[4] = CHAIN_VERSION;
 	wire_put(p + 8, a->in, 8);
 	wire_put(p + 16, a->next_in, 8);
+	wire_put(p + 24, a->least, 8);
 }
 
 /*
- * The first len bytes of what came back: 1 a confirmation (its 24 bytes)
+ * The first len bytes of what came back: 1 a confirmation (its 32 bytes)
  * in *a, 0 the start of one (or of the results), -1 not a confirmation.
  */
 int chain_ack_decode(const unsigned char *p, size_t len, struct chain_ack *a)
@@ -97,6 +98,7 @@ int chain_ack_decode(const unsigned char *p, size_t len, struct chain_ack *a)
 		return -1;
 	a->in = wire_get(p + 8, 8);
 	a->next_in = wire_get(p + 16, 8);
+	a->least = wire_get(p + 24, 8);
 	return 1;
 }
 

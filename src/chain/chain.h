@@ -29,7 +29,7 @@
 #define CHAIN_ENTRY_BYTES   24
 #define CHAIN_RESULTS_MAX   (CHAIN_RESULTS_HEAD + CHAIN_MAX * CHAIN_ENTRY_BYTES)
 #define CHAIN_END_BYTES     32 /* the stream's end mark, right before the sender's EOF */
-#define CHAIN_ACK_BYTES     24 /* a node's confirmation, upstream while the stream flows */
+#define CHAIN_ACK_BYTES     32 /* a node's confirmation, upstream while the stream flows */
 #define CHAIN_REJOIN        1  /* the opening's flag: go on from what the node holds */
 
 /* Seconds a node's hello and its answer may take (the answer: per node still to be reached). */
@@ -86,10 +86,13 @@ struct chain_opening {
 	int rejoin; /* the node before it is gone: its upstream now goes on from what it has */
 };
 
-/* A node's confirmation: what it received, and what the node after it did (none: NONE). */
+/*
+ * A node's confirmation: what it received, what the node after it did (none: NONE), and
+ * the least that any node from it to the end of the chain did (the sender's progress).
+ */
 #define CHAIN_NONE UINT64_MAX
 struct chain_ack {
-	uint64_t in, next_in;
+	uint64_t in, next_in, least;
 };
 
 /* One node's results and the nodes behind it, by index; have: the ones that are known. */
@@ -110,8 +113,9 @@ struct chain_tee {
 	uint64_t counted;      /* the sender: data forwarded, each byte counted once */
 	uint64_t next_in;      /* what the next node confirmed ... */
 	uint64_t behind_in;    /* ... and the one after it (CHAIN_NONE: there is none) */
-	uint64_t acked_in, acked_next; /* this node's last confirmation upstream */
-	double ack_due;                /* ... the next one, when something changed, or 0 */
+	uint64_t least;        /* ... and the least of the nodes from it on (CHAIN_NONE: unknown) */
+	uint64_t acked_in, acked_next, acked_least; /* this node's last confirmation upstream */
+	double ack_due; /* ... the next one, when something changed, or 0 */
 	unsigned char ack[CHAIN_ACK_BYTES];
 	size_t ack_left;       /* ... the bytes of it still to go */
 	int src_eof;           /* the sender: stdin ended (the mark goes into the ring) */

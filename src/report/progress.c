@@ -97,7 +97,21 @@ static int format_direction(char *out, size_t len, const char *name, uint64_t by
 	return snprintf(out, len, "%s %s (%s/s)", name, total, rate);
 }
 
-/* What to append after the counts: "; 45%, ETA 15 s" when the expected size is known. */
+/* --chain's sender: where the slowest receiver is (a count of the stream, not the end mark). */
+static uint64_t slowest_receiver(const struct session *s)
+{
+	return s->slowest < s->sent.bytes ? s->slowest : s->sent.bytes;
+}
+
+static int chain_sender(const struct session *s)
+{
+	return s->cfg->chain && !s->cfg->listen;
+}
+
+/*
+ * What to append after the counts: "; 45%, ETA 15 s" when the expected size
+ * is known (--chain: of the slowest receiver).
+ */
 static void format_share(const struct progress *p, double elapsed, char *out, size_t len)
 {
 	uint64_t done = p->count_received ? p->s->received.bytes : p->s->sent.bytes;
@@ -105,6 +119,8 @@ static void format_share(const struct progress *p, double elapsed, char *out, si
 	char eta[32];
 
 	out[0] = '\0';
+	if (chain_sender(p->s))
+		done = slowest_receiver(p->s);
 	if (p->total == 0)
 		return;
 	if (done == 0 || done >= p->total || elapsed <= 0) {
@@ -134,9 +150,15 @@ static void format_line(const struct progress *p, const struct progress_mark *si
 	format_seconds(elapsed, when, sizeof when);
 	if (show_sent)
 		format_direction(sent, sizeof sent, "sent", s->sent.bytes, since->sent, secs);
-	if (show_received)
+	if (chain_sender(s)) { /* nothing comes back but the results */
+		char slowest[32];
+
+		units_format_bytes(slowest_receiver(s), slowest, sizeof slowest);
+		snprintf(received, sizeof received, "slowest receiver %s", slowest);
+	} else if (show_received) {
 		format_direction(received, sizeof received, "received", s->received.bytes,
 		                 since->received, secs);
+	}
 	format_share(p, elapsed, share, sizeof share);
 	snprintf(out, len, "fastcat: %s: %s%s%s%s", when, sent,
 	         show_sent && show_received ? ", " : "", received, share);
