@@ -266,6 +266,30 @@ kill_midway() {
   grep -q "^fastcat: --chain: 3 of 5 receivers have the whole stream" "$T/c.err"
 }
 
+@test "a bypass goes past a receiver that cannot take over (not in the session: it came up late)" {
+  nodes 4
+  kill -KILL "$N3_PID"
+  wait "$N3_PID" 2>/dev/null || true
+  (send file --rate-limit 4M; exit "$status") &
+  local spid=$!
+  wait_for_size "$T/N4.out" 1000000
+  # receiver 3 is back, but not in this session: a rejoin is nothing it holds
+  bg_start L3 /dev/null "$T/L3.out" "$FASTCAT" -v -l --chain 127.0.0.1 "$N3_PORT"
+  wait_for_line "$T/L3.err" "listening on" "$L3_PID"
+  kill -KILL "$N2_PID"
+  status=0
+  wait "$spid" || status=$?
+  assert_equal "sender exit $status" "sender exit 5"
+  node_exits 1 0
+  node_exits 4 0
+  assert_same_bytes "$A" "$T/N1.out"
+  assert_same_bytes "$A" "$T/N4.out"
+  grep -q "receiver 2 bypassed: receiver 4, 127.0.0.1:$N4_PORT, goes on from byte" "$T/N1.err"
+  grep -q "^fastcat: --chain: 127.0.0.1:$N3_PORT did not answer the opening" "$T/N1.err"
+  grep -q "asked to go on with a session this receiver does not hold" "$T/L3.err"
+  [[ ! -s $T/L3.out ]]
+}
+
 @test "a connection to a node that is not a rejoin of its session is refused, and the stream goes on" {
   nodes 2
   (send file --rate-limit 4M; exit "$status") &

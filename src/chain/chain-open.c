@@ -110,8 +110,9 @@ static int await_answer(const struct chain *c, unsigned i, int rejoin, const str
 /*
  * From node `from` on, the first node that answers, connected on ep, with
  * what it holds in *held (a rejoin's; else 0); those before it are marked
- * not reached (a rejoin's: lost). 0, 1 when none did, -1 with the failure
- * (a peer that is not a node, or a node that failed in its own opening).
+ * not reached (a rejoin's: lost, whatever failed). 0, 1 when none did, -1
+ * with the failure (a peer that is not a node, or a node that failed in its
+ * own opening).
  */
 int chain_reach(struct chain *c, const struct config *cfg, unsigned from, int rejoin,
                 struct endpoint *ep, uint64_t *held, struct failure *fail)
@@ -125,8 +126,16 @@ int chain_reach(struct chain *c, const struct config *cfg, unsigned from, int re
 			continue;
 		}
 		if (greet_node(c, i, rejoin, ep, fail) != 0 ||
-		    await_answer(c, i, rejoin, ep, held, fail) != 0)
-			return -1;
+		    await_answer(c, i, rejoin, ep, held, fail) != 0) {
+			if (!rejoin)
+				return -1;
+			/* a bypass goes on past a node that cannot take over (hung, or late) */
+			err = errno != 0 ? errno : EPROTO;
+			log_error("%s", fail->why);
+			chain_mark(&c->results, i, CHAIN_LOST, err, 0, 0);
+			endpoint_close(ep);
+			continue;
+		}
 		c->down_index = i;
 		log_verbose("--chain: receiver %u of %u, %s, is ready", i + 1, c->list.n, ep->peer);
 		return 0;
@@ -154,15 +163,15 @@ static int sender_open(struct chain *c, struct session *s, struct endpoint *ep)
 
 /*
  * A node's side of the opening on fd, from peer: its hello, then the
- * opening with the list and the node's place in it. 0, or -1 with the
- * failure (the peer is no --chain sender).
+ * opening with the list and the node's place in it, within patience
+ * seconds. 0, or -1 with the failure (the peer is no --chain sender).
  */
-int chain_greeted(int fd, const char *peer, struct chain_list *list, struct chain_opening *o,
-                  struct failure *fail)
+int chain_greeted(int fd, const char *peer, double patience, struct chain_list *list,
+                  struct chain_opening *o, struct failure *fail)
 {
 	unsigned char head[CHAIN_OPENING_BYTES];
 	char text[CHAIN_TEXT_MAX + 1];
-	double deadline = clock_now() + CHAIN_PATIENCE;
+	double deadline = clock_now() + patience;
 	size_t got;
 	struct failure bad = {EXIT_OK, ""};
 
@@ -234,7 +243,7 @@ static int node_open(struct chain *c, struct session *s, const struct endpoint *
 	struct chain_opening o;
 	uint64_t held;
 
-	if (chain_greeted(ep->fd, ep->peer, &c->list, &o, &s->failure) != 0) {
+	if (chain_greeted(ep->fd, ep->peer, CHAIN_PATIENCE, &c->list, &o, &s->failure) != 0) {
 		if (s->failure.status == EXIT_CONNECT) {
 			node_refuse(ep->fd);
 			s->close_plainly = 1;

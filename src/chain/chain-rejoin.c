@@ -99,7 +99,8 @@ void chain_lose(struct chain *c, int err)
 /*
  * A connection on a node's listener while it relays: a rejoin of this
  * session from a new upstream is kept until the old one is over; anything
- * else is closed.
+ * else is closed. The relay waits for the opening meanwhile, so a rejoin
+ * gets a second (its upstream sends the opening as soon as the hello came).
  */
 void chain_rejoin_accept(struct chain *c)
 {
@@ -113,8 +114,8 @@ void chain_rejoin_accept(struct chain *c)
 	if (endpoint_accept_pending(c->s->cfg, c->listener, &fd) <= 0)
 		return;
 	addr_format_fd(fd, 1, peer, sizeof peer);
-	if (chain_greeted(fd, peer, &list, &o, &fail) != 0 || !o.rejoin || o.id != c->id ||
-	    o.index != c->self || t->rejoin_fd >= 0 || t->up_eof) {
+	if (chain_greeted(fd, peer, CHAIN_REJOIN_PATIENCE, &list, &o, &fail) != 0 || !o.rejoin ||
+	    o.id != c->id || o.index != c->self || t->rejoin_fd >= 0 || t->up_eof) {
 		log_verbose("--chain: %s refused: %s", peer,
 		            fail.why[0] != '\0' ? fail.why : "not a rejoin of this session");
 		endpoint_refuse(fd);

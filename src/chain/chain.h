@@ -35,6 +35,9 @@
 /* Seconds a node's hello and its answer may take (the answer: per node still to be reached). */
 #define CHAIN_PATIENCE 5
 
+/* Seconds a rejoin's opening may take once the node sent its hello (the relay waits). */
+#define CHAIN_REJOIN_PATIENCE 1.0
+
 /* Seconds a node whose upstream vanished waits for the node before it to reach it instead. */
 #define CHAIN_ORPHAN_WAIT (2 * CHAIN_PATIENCE)
 
@@ -182,7 +185,8 @@ void chain_merge(struct chain_results *, const struct chain_results *);
 extern const struct hello_guard chain_guard;
 int chain_reach(struct chain *, const struct config *, unsigned, int, struct endpoint *, uint64_t *,
                 struct failure *);
-int chain_greeted(int, const char *, struct chain_list *, struct chain_opening *, struct failure *);
+int chain_greeted(int, const char *, double, struct chain_list *, struct chain_opening *,
+                  struct failure *);
 int chain_answer(int, const char *, uint64_t, struct failure *);
 int chain_open(struct chain *, struct session *, struct endpoint *);
 
