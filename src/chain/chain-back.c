@@ -37,14 +37,16 @@ static int ack_flush(struct chain *c)
 /*
  * A node confirms upstream what it received, and what its next node did:
  * at once every CHAIN_ACK_STEP bytes of either, else CHAIN_ACK_DELAY after
- * a change (ack_due). A socket that fails here fails its reads too.
+ * a change (ack_due), and at least every CHAIN_HEARTBEAT seconds, so that
+ * its silence means it is gone. A socket that fails here fails its reads
+ * too.
  */
 void chain_ack_send(struct chain *c, double now)
 {
 	struct chain_tee *t = &c->tee;
 	struct chain_ack a = {t->in, CHAIN_NONE, t->in};
 
-	if (chain_is_sender(c) || t->orphan_until > 0 || t->up_eof || c->flow == NULL)
+	if (chain_is_sender(c) || t->orphan_until > 0 || c->flow == NULL)
 		return;
 	if (t->ack_left > 0 && ack_flush(c) <= 0)
 		return;
@@ -52,12 +54,15 @@ void chain_ack_send(struct chain *c, double now)
 		a.next_in = t->next_in;
 		a.least = t->least < t->in ? t->least : t->in;
 	}
-	if (a.in == t->acked_in && a.next_in == t->acked_next && a.least == t->acked_least) {
+	if (a.in == t->acked_in && a.next_in == t->acked_next && a.least == t->acked_least &&
+	    now < t->acked_at + CHAIN_HEARTBEAT) {
 		t->ack_due = 0;
 		return;
 	}
-	if (a.in - t->acked_in < CHAIN_ACK_STEP && a.next_in - t->acked_next < CHAIN_ACK_STEP &&
-	    a.least - t->acked_least < CHAIN_ACK_STEP) {
+	/* at the upstream's end at once: --sync may keep this node from its loop for long */
+	if (!t->up_eof && a.in - t->acked_in < CHAIN_ACK_STEP &&
+	    a.next_in - t->acked_next < CHAIN_ACK_STEP &&
+	    a.least - t->acked_least < CHAIN_ACK_STEP && now < t->acked_at + CHAIN_HEARTBEAT) {
 		if (t->ack_due == 0)
 			t->ack_due = now + CHAIN_ACK_DELAY;
 		if (now < t->ack_due)
@@ -69,6 +74,7 @@ void chain_ack_send(struct chain *c, double now)
 	t->acked_next = a.next_in;
 	t->acked_least = a.least;
 	t->ack_due = 0;
+	t->acked_at = now;
 	ack_flush(c);
 }
 
@@ -86,6 +92,7 @@ static int back_parse(struct chain *c)
 			if (a.in < t->next_in || a.in > t->fwd)
 				return -1; /* it confirms what it was never sent */
 			t->next_in = a.in;
+			t->next_heard = clock_now();
 			t->behind_in = a.next_in;
 			t->least = a.least;
 			if (chain_is_sender(c))

@@ -173,11 +173,30 @@ static int tee_orphan_turn(struct flow *f, struct chain *c)
 	return 1;
 }
 
+/*
+ * A rejoin waits while the old upstream still holds the connection: the
+ * node before the old one found it silent (chain_lose). Once it sent
+ * nothing here for CHAIN_QUIET either, the rejoin takes its place.
+ */
+static void tee_quiet_upstream(struct chain *c, double now)
+{
+	struct chain_tee *t = &c->tee;
+
+	if (t->rejoin_fd < 0 || t->orphan_until > 0 || t->up_eof || now < t->up_heard + CHAIN_QUIET)
+		return;
+	log_error("--chain: %s sent nothing for %.0f s after %llu bytes, and %s reaches this "
+	          "receiver in its place",
+	          c->up_peer, now - t->up_heard, (unsigned long long)t->in, t->rejoin_peer);
+	t->up_err = 0;
+	t->orphan_until = now + CHAIN_ORPHAN_WAIT;
+}
+
 /* The upstream's turn: 1 moved, 0 not, -1 the flow failed. */
 static int tee_upstream(struct flow *f, struct chain *c)
 {
 	int rc;
 
+	tee_quiet_upstream(c, clock_now());
 	if (c->tee.orphan_until > 0)
 		return tee_orphan_turn(f, c);
 	rc = chain_tee_read(f, c);
@@ -189,10 +208,30 @@ static int tee_upstream(struct flow *f, struct chain *c)
 	return rc > 0 && f->err != 0 ? -1 : rc;
 }
 
+/* Bytes wait for the next node, which confirmed nothing for CHAIN_STALL: it hangs, or is gone. */
+static int next_stalled(const struct chain *c, double now)
+{
+	const struct chain_tee *t = &c->tee;
+
+	return c->next->fd >= 0 && !t->results_in && t->fwd > t->next_in &&
+	       now >= t->next_heard + CHAIN_STALL;
+}
+
 /* The next node's turn: forward, read what it sends back; bypass it when it is gone. */
 static int tee_next(struct flow *f, struct chain *c)
 {
-	int moved = chain_tee_forward(f, c);
+	int moved;
+
+	if (next_stalled(c, clock_now())) {
+		char name[CHAIN_HOST_MAX + 16];
+
+		log_error("--chain: receiver %u, %s, confirmed nothing for %.0f s",
+		          c->down_index + 1,
+		          chain_node_name(&c->list, c->down_index, name, sizeof name), CHAIN_STALL);
+		chain_lose(c, ETIMEDOUT);
+		return 1;
+	}
+	moved = chain_tee_forward(f, c);
 
 	if (moved < 0) {
 		chain_lose(c, errno);
@@ -287,6 +326,7 @@ static int tee_start(struct flow *f)
 	struct chain *c = f->ctx;
 
 	c->flow = f;
+	c->tee.next_heard = c->tee.up_heard = clock_now();
 	c->tee.ring = malloc(CHAIN_RING);
 	c->tee.down_ready = c->tee.back_ready = 1;
 	return c->tee.ring != NULL ? 0 : -1;
@@ -328,16 +368,35 @@ static const struct flow_ops sender_ops = {
     .pass_eof = sender_pass_eof,
 };
 
-/* When the relay must look again with no fd event: a confirmation due, an orphan's wait over. */
+static double earliest(double due, double at)
+{
+	return due < 0 || at < due ? at : due;
+}
+
+/*
+ * When the relay must look again with no fd event: a confirmation or a
+ * heartbeat due, an orphan's wait over, a next node's silence too long, an
+ * upstream quiet long enough for the rejoin that waits.
+ */
 static double chain_due(const void *ctx, const struct relay *r, double now)
 {
-	const struct chain_tee *t = &((const struct chain *)ctx)->tee;
+	const struct chain *c = ctx;
+	const struct chain_tee *t = &c->tee;
 	double due = t->ack_due > 0 ? t->ack_due : -1;
 
 	(void)r;
-	(void)now;
-	if (t->orphan_until > 0 && (due < 0 || t->orphan_until < due))
-		due = t->orphan_until;
+	/* not sooner than 50 ms on: an upstream that takes no confirmation must not spin the loop
+	 */
+	if (!chain_is_sender(c) && t->orphan_until == 0 && c->flow != NULL && c->flow->running)
+		due = earliest(due, t->acked_at + CHAIN_HEARTBEAT > now + 0.05
+		                        ? t->acked_at + CHAIN_HEARTBEAT
+		                        : now + 0.05);
+	if (t->orphan_until > 0)
+		due = earliest(due, t->orphan_until);
+	if (c->next != NULL && c->next->fd >= 0 && t->fwd > t->next_in)
+		due = earliest(due, t->next_heard + CHAIN_STALL);
+	if (t->rejoin_fd >= 0)
+		due = earliest(due, t->up_heard + CHAIN_QUIET);
 	return due;
 }
 

@@ -43,6 +43,7 @@ static void next_replace(struct chain *c, struct endpoint *ep, uint64_t held)
 	snprintf(c->next->peer, sizeof c->next->peer, "%s", ep->peer);
 	t->fwd = held;
 	t->next_in = held;
+	t->next_heard = clock_now();
 	t->behind_in = 0; /* unknown until it confirms: keep all */
 	t->least = held;
 	c->back_len = 0;
@@ -151,6 +152,7 @@ int chain_rejoin_adopt(struct chain *c, double now)
 	snprintf(c->up_peer, sizeof c->up_peer, "%s", t->rejoin_peer);
 	t->orphan_until = 0;
 	t->up_err = 0;
+	t->up_heard = now;
 	t->acked_in = t->acked_next = t->acked_least = 0;
 	t->ack_left = 0;
 	flow_set_src_ready(f, 1);

@@ -118,6 +118,7 @@ static void tee_received(struct flow *f, struct chain *c, size_t n)
 	struct chain_tee *t = &c->tee;
 
 	t->in += n;
+	t->up_heard = clock_now();
 	flow_count_read(f, n);
 	if (chain_is_sender(c)) {
 		chain_tee_digest(f, t, t->in);

@@ -48,6 +48,16 @@
  */
 #define CHAIN_RING (8u << 20)
 
+/*
+ * A node that confirms nothing for CHAIN_STALL seconds while bytes wait for it is lost (it hangs,
+ * or its host is gone without a FIN or a reset); a live one confirms at least every
+ * CHAIN_HEARTBEAT seconds. A node with a rejoin waiting takes it once its upstream sent nothing
+ * for CHAIN_QUIET seconds.
+ */
+#define CHAIN_STALL     15.0
+#define CHAIN_HEARTBEAT 3.0
+#define CHAIN_QUIET     1.0
+
 /* A node confirms what it received every this many bytes, or after CHAIN_ACK_DELAY seconds. */
 #define CHAIN_ACK_STEP  (256u << 10)
 #define CHAIN_ACK_DELAY 0.02
@@ -118,7 +128,10 @@ struct chain_tee {
 	uint64_t behind_in;    /* ... and the one after it (CHAIN_NONE: there is none) */
 	uint64_t least;        /* ... and the least of the nodes from it on (CHAIN_NONE: unknown) */
 	uint64_t acked_in, acked_next, acked_least; /* this node's last confirmation upstream */
-	double ack_due; /* ... the next one, when something changed, or 0 */
+	double ack_due;    /* ... the next one, when something changed, or 0 */
+	double acked_at;   /* ... when the last one went (a heartbeat follows CHAIN_HEARTBEAT on) */
+	double next_heard; /* when the next node last confirmed anything */
+	double up_heard;   /* when the upstream last sent a byte */
 	unsigned char ack[CHAIN_ACK_BYTES];
 	size_t ack_left;       /* ... the bytes of it still to go */
 	int src_eof;           /* the sender: stdin ended (the mark goes into the ring) */
