@@ -120,6 +120,25 @@ kill_midway() {
   assert_same_bytes "$A" "$T/N3.out"
 }
 
+@test "each hop keeps at most 256 KiB unsent in its socket (TCP_NOTSENT_LOWAT): the sender's and a node's" {
+  command -v strace >/dev/null || skip "strace not installed"
+  fc_listen N2 -- --chain
+  FC_PREFIX=(strace -f -o "$T/n1.strace" -e trace=setsockopt)
+  fc_listen N1 -- --chain
+  FC_PREFIX=()
+  LIST=127.0.0.1:$N1_PORT,127.0.0.1:$N2_PORT FIRST=$N1_PORT
+  status=0
+  strace -f -o "$T/c.strace" -e trace=setsockopt "$FASTCAT" --chain "$LIST" 9 <"$A" \
+    >/dev/null 2>"$T/c.err" || status=$?
+  [[ $status == 0 ]] || fail "sender exit $status: $(cat "$T/c.err")"
+  node_exits 2 0
+  local rc
+  wait_exit rc "$N1_PID" 20
+  grep -q "TCP_NOTSENT_LOWAT, \[262144\]" "$T/c.strace" || fail "sender: $(cat "$T/c.strace")"
+  grep -q "TCP_NOTSENT_LOWAT, \[262144\]" "$T/n1.strace" || fail "node: $(cat "$T/n1.strace")"
+  assert_same_bytes "$A" "$T/N2.out"
+}
+
 @test "--report=json at the sender: a receivers array, one object per receiver with its state, bytes and XXH64" {
   nodes 3 2=/dev/full
   send file --report=json

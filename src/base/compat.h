@@ -26,6 +26,17 @@
 #endif
 
 /*
+ * TCP_NOTSENT_LOWAT (Linux): at most so many bytes unsent in a socket's
+ * queue. Where it is missing, -1: setsockopt refuses it, the queue is the
+ * kernel's (sock_limit_unsent).
+ */
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#if !HAVE_DECL_TCP_NOTSENT_LOWAT
+#define TCP_NOTSENT_LOWAT (-1)
+#endif
+
+/*
  * SIOCOUTQ (Linux): the bytes a socket has not had acknowledged. Where it is
  * missing, -1: the ioctl fails, and its callers fall back (retry-stop.c).
  */

@@ -137,6 +137,7 @@ int chain_reach(struct chain *c, const struct config *cfg, unsigned from, int re
 			continue;
 		}
 		c->down_index = i;
+		sock_limit_unsent(ep->fd, CHAIN_UNSENT);
 		log_verbose("--chain: receiver %u of %u, %s, is ready", i + 1, c->list.n, ep->peer);
 		return 0;
 	}

@@ -58,6 +58,13 @@
 #define CHAIN_HEARTBEAT 3.0
 #define CHAIN_QUIET     1.0
 
+/*
+ * Bytes a hop's socket may hold unsent (TCP_NOTSENT_LOWAT): the rest waits in the ring, so the
+ * bytes between a node and the one two hops on, which its ring keeps for a bypass, stay few on
+ * fast links (unsent queues of megabytes filled the ring and held the chain back).
+ */
+#define CHAIN_UNSENT (256 << 10)
+
 /* A node confirms what it received every this many bytes, or after CHAIN_ACK_DELAY seconds. */
 #define CHAIN_ACK_STEP  (256u << 10)
 #define CHAIN_ACK_DELAY 0.02

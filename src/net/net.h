@@ -107,6 +107,7 @@ unsigned path_conns_for(double, unsigned, unsigned);
 /* sock.c */
 int sock_open(const struct config *, int, struct failure *);
 int sock_set_nonblock(int, int);
+void sock_limit_unsent(int, int);
 void sock_read_buffers(int, int *, int *);
 void sock_close(int *, char *);
 

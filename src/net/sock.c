@@ -133,6 +133,16 @@ int sock_set_nonblock(int fd, int on)
 	return fcntl(fd, F_SETFL, flags);
 }
 
+/*
+ * tcp: the kernel keeps at most bytes of data not yet sent, so the rest waits
+ * in the program (--chain's ring) rather than in the socket. Where the
+ * platform cannot (compat.h), the queue stays the kernel's.
+ */
+void sock_limit_unsent(int fd, int bytes)
+{
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &bytes, sizeof bytes);
+}
+
 /* The sizes the kernel actually uses (Linux reports double the request). */
 void sock_read_buffers(int fd, int *sndbuf, int *rcvbuf)
 {
