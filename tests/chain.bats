@@ -123,12 +123,12 @@ kill_midway() {
 @test "each hop keeps at most 256 KiB unsent in its socket (TCP_NOTSENT_LOWAT): the sender's and a node's" {
   command -v strace >/dev/null || skip "strace not installed"
   fc_listen N2 -- --chain
-  FC_PREFIX=(strace -f -o "$T/n1.strace" -e trace=setsockopt)
+  FC_PREFIX=("${STRACE[@]}" -f -o "$T/n1.strace" -e trace=setsockopt)
   fc_listen N1 -- --chain
   FC_PREFIX=()
   LIST=127.0.0.1:$N1_PORT,127.0.0.1:$N2_PORT FIRST=$N1_PORT
   status=0
-  strace -f -o "$T/c.strace" -e trace=setsockopt "$FASTCAT" --chain "$LIST" 9 <"$A" \
+  "${STRACE[@]}" -f -o "$T/c.strace" -e trace=setsockopt "$FASTCAT" --chain "$LIST" 9 <"$A" \
     >/dev/null 2>"$T/c.err" || status=$?
   [[ $status == 0 ]] || fail "sender exit $status: $(cat "$T/c.err")"
   node_exits 2 0
