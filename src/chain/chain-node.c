@@ -393,10 +393,10 @@ static double chain_due(const void *ctx, const struct relay *r, double now)
 		                        : now + 0.05);
 	if (t->orphan_until > 0)
 		due = earliest(due, t->orphan_until);
-	if (c->next != NULL && c->next->fd >= 0 && t->fwd > t->next_in)
-		due = earliest(due, t->next_heard + CHAIN_STALL);
-	if (t->rejoin_fd >= 0)
-		due = earliest(due, t->up_heard + CHAIN_QUIET);
+	if (c->next != NULL && c->next->fd >= 0 && !t->results_in && t->fwd > t->next_in)
+		due = earliest(due, t->next_heard + CHAIN_STALL); /* as next_stalled */
+	if (t->rejoin_fd >= 0 && t->orphan_until == 0 && !t->up_eof)
+		due = earliest(due, t->up_heard + CHAIN_QUIET); /* as tee_quiet_upstream */
 	return due;
 }
 
