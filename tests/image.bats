@@ -67,7 +67,7 @@ sparse_pair() {
   need strace
   holey "$A"
   fc_listen L --out "$T/file" --append -- -P auto --report=json
-  run -0 --separate-stderr strace -f -e trace=read -o "$T/st" -- \
+  run -0 --separate-stderr "${STRACE[@]}" -f -e trace=read -o "$T/st" -- \
     timeout -k 2 30 "$FASTCAT" --report=json -P 2 --sparse 127.0.0.1 "$L_PORT" <"$A"
   printf '%s\n' "$stderr" >"$T/c.err"
   listener_ok 10
