@@ -137,6 +137,8 @@ struct config {
 	uint64_t size;    /* --size: bytes expected (stdin's, or with -d the peer's), 0 = unknown */
 	unsigned parallel; /* -P: connections one stream is striped over; 0 = no -P (plain) */
 	int parallel_auto; /* -P auto: start with one, add while it helps */
+	/* --chain -P N: connections on every hop (0: -P auto, each hop its own count) */
+	unsigned chain_lanes;
 	/* --bench: measure this machine's pipes, memcpy and transports; no connection */
 	int bench;
 	long bench_ms;                       /* --bench-time: the whole run, milliseconds */

@@ -446,7 +446,8 @@ EOF
 --chain -u h1 9000                       | 2 | --chain: tcp only (each node connects to the next by host and port), not udp
 -l --chain -U "$T/a.sock"                | 2 | --chain: tcp only
 --chain --verify h1 9000                 | 2 | --chain checks each receiver's count and XXH64 itself: leave --verify out
---chain -P 2 h1 9000                     | 2 | --chain and -P: cannot be combined
+--chain -P 9 h1 9000                     | 2 | --chain: -P 9: at most 8 connections a hop
+-l --chain -P 2 0                        | 2 | --chain: a receiver takes the sender's -P: leave -P out here
 --chain --retry 3 h1 9000                | 2 | --chain and --retry: cannot be combined
 -l --chain --resume 0                    | 2 | --chain and --resume: cannot be combined
 -l -k --chain 0                          | 2 | --chain and -k: cannot be combined

@@ -31,6 +31,8 @@ void chain_close(struct chain *c, const struct config *cfg, int reset)
 	if (c->tee.rejoin_fd >= 0)
 		endpoint_refuse(c->tee.rejoin_fd);
 	c->tee.rejoin_fd = -1;
+	chain_lanes_close(c->tee.up, c->tee.up_lanes);
+	chain_lanes_close(c->tee.down, c->tee.down_lanes);
 	if (c->down.fd < 0)
 		return;
 	if (reset)
@@ -111,7 +113,7 @@ static int tee_end(struct flow *f, struct chain *c)
 	}
 	if (c->next->fd >= 0 && !t->down_shut) {
 		t->down_shut = 1;
-		if (shutdown(c->next->fd, SHUT_WR) != 0) {
+		if (chain_lanes_shut(c) != 0 || shutdown(c->next->fd, SHUT_WR) != 0) {
 			chain_lose(c, errno);
 			return 0;
 		}
@@ -199,7 +201,7 @@ static int tee_upstream(struct flow *f, struct chain *c)
 	tee_quiet_upstream(c, clock_now());
 	if (c->tee.orphan_until > 0)
 		return tee_orphan_turn(f, c);
-	rc = chain_tee_read(f, c);
+	rc = c->tee.up_lanes > 1 ? chain_lanes_read(f, c) : chain_tee_read(f, c);
 	if (rc >= 0)
 		return rc;
 	if (chain_is_sender(c))
@@ -231,7 +233,7 @@ static int tee_next(struct flow *f, struct chain *c)
 		chain_lose(c, ETIMEDOUT);
 		return 1;
 	}
-	moved = chain_tee_forward(f, c);
+	moved = c->tee.down_lanes > 1 ? chain_lanes_forward(f, c) : chain_tee_forward(f, c);
 
 	if (moved < 0) {
 		chain_lose(c, errno);
@@ -285,12 +287,18 @@ static int tee_poll_events(const struct flow *f, struct pollfd *pfd)
 
 	if (!f->running)
 		return 0;
-	if (!t->up_eof && !t->src_eof && t->orphan_until == 0 && chain_tee_room(c) > 0 &&
-	    !flow_src_ready(f))
-		pfd[n++] = (struct pollfd){.fd = flow_src(f), .events = POLLIN};
+	if (!t->up_eof && !t->src_eof && t->orphan_until == 0) {
+		if (t->up_lanes > 1)
+			n += chain_lanes_poll_up(f, c, pfd + n);
+		else if (chain_tee_room(c) > 0 && !flow_src_ready(f))
+			pfd[n++] = (struct pollfd){.fd = flow_src(f), .events = POLLIN};
+	}
 	if (!chain_is_sender(c) && t->out_err == 0 && t->out < chain_tee_data(t) && !f->stdio_ready)
 		pfd[n++] = (struct pollfd){.fd = f->stdio, .events = POLLOUT};
-	if (c->next->fd >= 0 && t->fwd < t->in && !t->down_ready)
+	if (c->next->fd >= 0)
+		n += chain_lanes_poll_down(c, pfd + n);
+	if (c->next->fd >= 0 && (t->down_lanes > 1 ? chain_lanes_has_work(t, 0) : t->fwd < t->in) &&
+	    !t->down_ready)
 		down |= POLLOUT;
 	if (c->next->fd >= 0 && !t->back_eof && !t->back_ready)
 		down |= POLLIN;
@@ -313,6 +321,8 @@ static void tee_poll_result(struct flow *f, const struct pollfd *pfd, int n)
 			c->tee.back_ready |= (pfd[i].events & POLLIN) != 0;
 		} else if (c->listener != NULL && pfd[i].fd == c->listener->fd) {
 			chain_rejoin_accept(c);
+		} else if (chain_lanes_polled(f, c, &pfd[i])) {
+			continue;
 		} else if (pfd[i].fd == flow_src(f)) {
 			flow_set_src_ready(f, 1);
 		} else {
@@ -327,7 +337,12 @@ static int tee_start(struct flow *f)
 
 	c->flow = f;
 	c->tee.next_heard = c->tee.up_heard = clock_now();
-	c->tee.ring = malloc(CHAIN_RING);
+	c->tee.ring_size =
+	    (size_t)CHAIN_RING *
+	    (c->tee.up_lanes > c->tee.down_lanes ? c->tee.up_lanes : c->tee.down_lanes);
+	chain_lanes_reset_up(&c->tee);
+	chain_lanes_reset_down(&c->tee, 0);
+	c->tee.ring = malloc(c->tee.ring_size);
 	c->tee.down_ready = c->tee.back_ready = 1;
 	return c->tee.ring != NULL ? 0 : -1;
 }

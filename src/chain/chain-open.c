@@ -24,16 +24,6 @@ const struct hello_guard chain_guard = {
     "the peer is a fastcat --chain receiver; give --chain with the list of receivers at this "
     "end"};
 
-/* Why a handshake read came back short, for a message. */
-static const char *short_why(size_t got)
-{
-	if (errno == ETIMEDOUT)
-		return got > 0 ? "it stopped in the middle" : "it sent nothing in time";
-	if (errno == 0)
-		return "it closed the connection";
-	return strerror(errno);
-}
-
 /*
  * Connect to node i: 0, or -1 with the reason logged and its errno in *err
  * (0: no address of it was found).
@@ -60,77 +50,52 @@ static int connect_node(const struct config *cfg, const struct chain *c, unsigne
 	return -1;
 }
 
-/* Node i's hello, then the opening: 0, or -1 with the failure (the peer is no node). */
-static int greet_node(const struct chain *c, unsigned i, int rejoin, const struct endpoint *ep,
-                      struct failure *fail)
-{
-	unsigned char hello[CHAIN_HELLO_BYTES], opening[CHAIN_OPENING_BYTES + CHAIN_TEXT_MAX];
-	struct chain_opening o = {.index = i, .count = c->list.n, .id = c->id, .rejoin = rejoin};
-	size_t got = handshake_move(ep->fd, hello, sizeof hello, 0, clock_now() + CHAIN_PATIENCE);
-
-	if (got < sizeof hello || memcmp(hello, chain_hello, sizeof hello) != 0)
-		return failure_set(fail, EXIT_CONNECT,
-		                   "--chain: %s is not a --chain receiver (%s); give -l --chain "
-		                   "there",
-		                   ep->peer, got < sizeof hello ? short_why(got) : "other bytes");
-	o.text_len =
-	    chain_list_format(&c->list, (char *)opening + CHAIN_OPENING_BYTES, CHAIN_TEXT_MAX + 1);
-	chain_opening_encode(opening, &o);
-	if (handshake_move(ep->fd, opening, CHAIN_OPENING_BYTES + o.text_len, 1,
-	                   clock_now() + CHAIN_PATIENCE) != CHAIN_OPENING_BYTES + o.text_len)
-		return failure_set(fail, EXIT_PEER, "--chain: send to %s: %s", ep->peer,
-		                   strerror(errno ? errno : EPIPE));
-	return 0;
-}
-
 /*
- * The answer of node i, which comes when the nodes behind it answered:
- * each may take CHAIN_PATIENCE to connect and as long for its hello (a
- * rejoin's, when the node's old upstream ended). *held: what it has.
+ * Lane 0 of the hop to node i, connected, greeted and answered on ep (what
+ * the node holds: *held). 0, 1 not connected (its errno logged in *err),
+ * -1 with the failure.
  */
-static int await_answer(const struct chain *c, unsigned i, int rejoin, const struct endpoint *ep,
-                        uint64_t *held, struct failure *fail)
+static int reach_lane(struct chain *c, const struct config *cfg, unsigned i, int rejoin,
+                      struct endpoint *ep, uint64_t *held, int *err, struct failure *fail)
 {
-	unsigned char a[CHAIN_ANSWER_BYTES];
-	double deadline = clock_now() + 2.0 * CHAIN_PATIENCE * (c->list.n - i) + CHAIN_PATIENCE;
-	size_t got = handshake_move(ep->fd, a, sizeof a, 0, deadline);
-
-	if (got < sizeof a)
-		return failure_set(fail, EXIT_CONNECT,
-		                   "--chain: %s did not answer the opening (%s)", ep->peer,
-		                   short_why(got));
-	if (chain_answer_decode(a, held) != 0 || (!rejoin && *held != 0))
-		return failure_set(fail, EXIT_CONNECT,
-		                   "--chain: %s sent an answer this fastcat "
-		                   "does not know",
-		                   ep->peer);
+	if (connect_node(cfg, c, i, ep, err) != 0)
+		return 1;
+	if (chain_await_hello(ep->fd, ep->peer, fail) != 0)
+		goto failed;
+	if (c->lanes_auto) /* the handshake and the hello told the round trip */
+		c->tee.down_lanes = chain_lanes_for(c, ep, i);
+	if (chain_send_opening(c, i, rejoin, 0, ep->fd, ep->peer, fail) != 0 ||
+	    chain_await_answer(c, i, rejoin, ep, held, fail) != 0)
+		goto failed;
 	return 0;
+failed:
+	*err = errno != 0 ? errno : EPROTO;
+	return -1;
 }
 
 /*
- * From node `from` on, the first node that answers, connected on ep, with
- * what it holds in *held (a rejoin's; else 0); those before it are marked
- * not reached (a rejoin's: lost, whatever failed). 0, 1 when none did, -1
- * with the failure (a peer that is not a node, or a node that failed in its
- * own opening).
+ * From node `from` on, the first node that answers, connected on ep (and
+ * -P's other lanes), with what it holds in *held (a rejoin's; else 0);
+ * those before it are marked not reached (a rejoin's: lost, whatever
+ * failed). 0, 1 when none did, -1 with the failure (a peer that is not a
+ * node, or a node that failed in its own opening).
  */
 int chain_reach(struct chain *c, const struct config *cfg, unsigned from, int rejoin,
                 struct endpoint *ep, uint64_t *held, struct failure *fail)
 {
 	for (unsigned i = from; i < c->list.n; i++) {
 		int err = 0;
+		int rc = reach_lane(c, cfg, i, rejoin, ep, held, &err, fail);
 
-		if (connect_node(cfg, c, i, ep, &err) != 0) {
+		if (rc > 0) {
 			chain_mark(&c->results, i, rejoin ? CHAIN_LOST : CHAIN_NOT_REACHED, err, 0,
 			           0);
 			continue;
 		}
-		if (greet_node(c, i, rejoin, ep, fail) != 0 ||
-		    await_answer(c, i, rejoin, ep, held, fail) != 0) {
+		if (rc < 0 || chain_reach_lanes(c, cfg, i, rejoin, ep, &err, fail) != 0) {
 			if (!rejoin)
 				return -1;
 			/* a bypass goes on past a node that cannot take over (hung, or late) */
-			err = errno != 0 ? errno : EPROTO;
 			log_error("%s", fail->why);
 			chain_mark(&c->results, i, CHAIN_LOST, err, 0, 0);
 			endpoint_close(ep);
@@ -155,58 +120,13 @@ static int sender_open(struct chain *c, struct session *s, struct endpoint *ep)
 	c->self = c->list.n;
 	c->id = random_id();
 	c->next = ep;
+	c->tee.down_lanes = s->cfg->chain_lanes > 1 ? s->cfg->chain_lanes : 1;
+	c->lanes_auto = s->cfg->chain_lanes == 0;
 	rc = chain_reach(c, s->cfg, 0, 0, ep, &held, &s->failure);
 	if (rc > 0)
 		return failure_set(&s->failure, EXIT_CONNECT,
 		                   "--chain: none of the %u receivers could be reached", c->list.n);
 	return rc;
-}
-
-/*
- * A node's side of the opening on fd, from peer: its hello, then the
- * opening with the list and the node's place in it, within patience
- * seconds. 0, or -1 with the failure (the peer is no --chain sender).
- */
-int chain_greeted(int fd, const char *peer, double patience, struct chain_list *list,
-                  struct chain_opening *o, struct failure *fail)
-{
-	unsigned char head[CHAIN_OPENING_BYTES];
-	char text[CHAIN_TEXT_MAX + 1];
-	double deadline = clock_now() + patience;
-	size_t got;
-	struct failure bad = {EXIT_OK, ""};
-
-	memcpy(head, chain_hello, CHAIN_HELLO_BYTES);
-	if (handshake_move(fd, head, CHAIN_HELLO_BYTES, 1, deadline) != CHAIN_HELLO_BYTES)
-		return failure_set(fail, EXIT_PEER, "--chain: send to %s: %s", peer,
-		                   strerror(errno ? errno : EPIPE));
-	got = handshake_move(fd, head, sizeof head, 0, deadline);
-	if (got < sizeof head || chain_opening_decode(head, o) != 0)
-		return failure_set(fail, EXIT_CONNECT,
-		                   "--chain: %s is not a --chain sender (%s); nothing written",
-		                   peer, got < sizeof head ? short_why(got) : "other bytes");
-	if (handshake_move(fd, (unsigned char *)text, o->text_len, 0, deadline) != o->text_len)
-		return failure_set(fail, EXIT_CONNECT, "--chain: %s: the list: %s", peer,
-		                   short_why(0));
-	text[o->text_len] = '\0';
-	if (strlen(text) != o->text_len || chain_list_parse(text, "", list, &bad) != 0 ||
-	    list->n != o->count)
-		return failure_set(fail, EXIT_CONNECT,
-		                   "--chain: %s sent a list this fastcat cannot read%s%s", peer,
-		                   bad.why[0] != '\0' ? ": " : "", bad.why);
-	return 0;
-}
-
-/* The answer to an opening: the node and those behind it are ready; it holds held bytes. */
-int chain_answer(int fd, const char *peer, uint64_t held, struct failure *fail)
-{
-	unsigned char a[CHAIN_ANSWER_BYTES];
-
-	chain_answer_encode(a, held);
-	if (handshake_move(fd, a, sizeof a, 1, clock_now() + CHAIN_PATIENCE) != sizeof a)
-		return failure_set(fail, EXIT_PEER, "--chain: send to %s: %s", peer,
-		                   strerror(errno ? errno : EPIPE));
-	return 0;
 }
 
 /*
@@ -251,22 +171,25 @@ static int node_open(struct chain *c, struct session *s, const struct endpoint *
 		}
 		return -1;
 	}
-	if (o.rejoin)
+	if (o.rejoin || o.lane != 0)
 		return failure_set(&s->failure, EXIT_CONNECT,
 		                   "--chain: %s asked to go on with a session this receiver does "
 		                   "not hold",
 		                   ep->peer);
 	c->self = o.index;
 	c->id = o.id;
+	c->tee.up_lanes = c->tee.down_lanes = o.lanes; /* -P N: the sender's count on every hop */
+	c->lanes_auto = o.lanes_auto;
 	c->next = &c->down;
 	c->listener = s->listener;
 	if (c->listener != NULL && c->listener->fd >= 0)
 		sock_set_nonblock(c->listener->fd,
 		                  1); /* a rejoin is taken between the relay's moves */
 	log_verbose("--chain: receiver %u of %u, from %s", o.index + 1, o.count, ep->peer);
-	if (chain_reach(c, s->cfg, o.index + 1, 0, &c->down, &held, &s->failure) < 0)
+	if (chain_reach(c, s->cfg, o.index + 1, 0, &c->down, &held, &s->failure) < 0 ||
+	    chain_answer(ep->fd, ep->peer, 0, &s->failure) != 0)
 		return -1;
-	return chain_answer(ep->fd, ep->peer, 0, &s->failure);
+	return chain_lanes_accept(c, o.lanes, &s->failure);
 }
 
 /*
@@ -279,6 +202,9 @@ int chain_open(struct chain *c, struct session *s, struct endpoint *ep)
 	c->s = s;
 	c->down = (struct endpoint){.fd = -1};
 	c->tee.rejoin_fd = -1;
+	c->tee.up_lanes = c->tee.down_lanes = 1;
+	for (unsigned j = 0; j < CHAIN_LANES_MAX; j++)
+		c->tee.up[j].fd = c->tee.down[j].fd = -1;
 	snprintf(c->up_peer, sizeof c->up_peer, "%s", ep->peer);
 	if ((s->cfg->listen ? node_open(c, s, ep) : sender_open(c, s, ep)) != 0)
 		return s->failure.status != EXIT_OK ? s->failure.status : EXIT_CONNECT;

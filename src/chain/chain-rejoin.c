@@ -25,6 +25,7 @@ static void lose_the_rest(struct chain *c, unsigned from)
 		if (!c->results.have[i])
 			chain_mark(&c->results, i, CHAIN_CUT, 0, 0, 0);
 	endpoint_close(c->next);
+	chain_lanes_close(c->tee.down, c->tee.down_lanes);
 	c->tee.fwd = c->tee.in;
 }
 
@@ -42,6 +43,7 @@ static void next_replace(struct chain *c, struct endpoint *ep, uint64_t held)
 	close(ep->fd);
 	snprintf(c->next->peer, sizeof c->next->peer, "%s", ep->peer);
 	t->fwd = held;
+	chain_lanes_reset_down(t, held);
 	t->next_in = held;
 	t->next_heard = clock_now();
 	t->behind_in = 0; /* unknown until it confirms: keep all */
@@ -63,7 +65,7 @@ void chain_lose(struct chain *c, int err)
 	struct endpoint ep = {.fd = -1};
 	struct failure fail = {EXIT_OK, ""};
 	unsigned lost = c->down_index;
-	uint64_t held = 0, oldest = t->in - (t->in < CHAIN_RING ? t->in : CHAIN_RING);
+	uint64_t held = 0, oldest = t->top - (t->top < t->ring_size ? t->top : t->ring_size);
 	uint64_t data = t->up_eof && t->fwd > t->end ? t->end : t->fwd; /* not the end mark */
 	int rc = 1;
 
@@ -71,6 +73,7 @@ void chain_lose(struct chain *c, int err)
 	          chain_node_name(&c->list, lost, name, sizeof name), (unsigned long long)data,
 	          strerror(err));
 	chain_mark(&c->results, lost, CHAIN_LOST, err, data, 0);
+	chain_lanes_close(t->down, t->down_lanes);
 	if (lost + 1 < c->list.n)
 		rc = chain_reach(c, c->s->cfg, lost + 1, 1, &ep, &held, &fail);
 	if (rc == 0 && (held < oldest || held > t->in)) {
@@ -116,14 +119,38 @@ void chain_rejoin_accept(struct chain *c)
 		return;
 	addr_format_fd(fd, 1, peer, sizeof peer);
 	if (chain_greeted(fd, peer, CHAIN_REJOIN_PATIENCE, &list, &o, &fail) != 0 || !o.rejoin ||
-	    o.id != c->id || o.index != c->self || t->rejoin_fd >= 0 || t->up_eof) {
+	    o.id != c->id || o.index != c->self || o.lane != 0 || t->rejoin_fd >= 0 || t->up_eof) {
 		log_verbose("--chain: %s refused: %s", peer,
 		            fail.why[0] != '\0' ? fail.why : "not a rejoin of this session");
 		endpoint_refuse(fd);
 		return;
 	}
 	t->rejoin_fd = fd;
+	t->rejoin_lanes = o.lanes;
 	snprintf(t->rejoin_peer, sizeof t->rejoin_peer, "%s", peer);
+}
+
+/*
+ * The new upstream's other lanes (-P), which connect once lane 0 was
+ * answered; every lane goes on from what this node has. 0, or -1: they did
+ * not come, and lane 0 is shut so that the new upstream learns it.
+ */
+static int adopt_lanes(struct chain *c)
+{
+	struct chain_tee *t = &c->tee;
+	struct failure fail = {EXIT_OK, ""};
+
+	chain_lanes_close(t->up, t->up_lanes);
+	t->up_lanes = t->rejoin_lanes;
+	if (chain_lanes_accept(c, t->up_lanes, &fail) != 0) {
+		log_error("%s", fail.why);
+		chain_lanes_close(t->up, t->up_lanes);
+		shutdown(c->flow->sock, SHUT_RDWR);
+		t->up_lanes = 1;
+		return -1;
+	}
+	chain_lanes_reset_up(t);
+	return 0;
 }
 
 /*
@@ -150,6 +177,8 @@ int chain_rejoin_adopt(struct chain *c, double now)
 	log_error("--chain: the stream goes on from %s at byte %llu (%s is gone)", t->rejoin_peer,
 	          (unsigned long long)t->in, c->up_peer);
 	snprintf(c->up_peer, sizeof c->up_peer, "%s", t->rejoin_peer);
+	if (adopt_lanes(c) != 0)
+		return now < t->orphan_until ? 0 : -1;
 	t->orphan_until = 0;
 	t->up_err = 0;
 	t->up_heard = now;

@@ -22,29 +22,30 @@ static uint64_t min64(uint64_t a, uint64_t b)
 }
 
 /* Bytes from offset at of the ring that lie in one piece, at most limit. */
-static size_t ring_piece(uint64_t at, uint64_t limit)
+static size_t ring_piece(const struct chain_tee *t, uint64_t at, uint64_t limit)
 {
-	return (size_t)min64(CHAIN_RING - at % CHAIN_RING, limit);
+	return (size_t)min64(t->ring_size - at % t->ring_size, limit);
 }
 
 /*
  * The oldest byte the ring must keep: not yet written, digested or
  * forwarded, nor confirmed by the node after the next one. Never below
- * what an earlier call let go.
+ * what an earlier call let go, nor what lanes ahead wrote over.
  */
 uint64_t chain_tee_keep(const struct chain *c)
 {
 	const struct chain_tee *t = &c->tee;
 	uint64_t keep = min64(min64(t->out, t->digested), t->fwd);
+	uint64_t oldest = t->top - min64(t->top, t->ring_size);
 
 	if (c->next != NULL && c->next->fd >= 0 && t->behind_in != CHAIN_NONE)
 		keep = min64(keep, t->behind_in);
-	return keep > t->in - min64(t->in, CHAIN_RING) ? keep : t->in - min64(t->in, CHAIN_RING);
+	return keep > oldest ? keep : oldest;
 }
 
 uint64_t chain_tee_room(const struct chain *c)
 {
-	return CHAIN_RING - (c->tee.in - chain_tee_keep(c));
+	return c->tee.ring_size - (c->tee.in - chain_tee_keep(c));
 }
 
 /*
@@ -62,9 +63,9 @@ uint64_t chain_tee_data(const struct chain_tee *t)
 void chain_tee_digest(struct flow *f, struct chain_tee *t, uint64_t upto)
 {
 	while (t->digested < upto) {
-		size_t piece = ring_piece(t->digested, upto - t->digested);
+		size_t piece = ring_piece(t, t->digested, upto - t->digested);
 
-		digest_update(&f->stats->digest, t->ring + t->digested % CHAIN_RING, piece);
+		digest_update(&f->stats->digest, t->ring + t->digested % t->ring_size, piece);
 		t->digested += piece;
 	}
 }
@@ -78,7 +79,7 @@ int chain_tee_marked(struct chain_tee *t)
 	if (t->in < CHAIN_END_BYTES)
 		return 0;
 	for (size_t i = 0; i < sizeof mark; i++)
-		mark[i] = t->ring[(at + i) % CHAIN_RING];
+		mark[i] = t->ring[(at + i) % t->ring_size];
 	return chain_end_decode(mark, at, &t->mark_digest) == 0;
 }
 
@@ -104,22 +105,26 @@ static int tee_mark(struct flow *f, struct chain *c)
 	chain_tee_digest(f, t, t->in);
 	chain_end_encode(mark, t->in, digest_final(&f->stats->digest));
 	for (size_t i = 0; i < sizeof mark; i++)
-		t->ring[(t->in + i) % CHAIN_RING] = mark[i];
+		t->ring[(t->in + i) % t->ring_size] = mark[i];
 	t->end = t->in;
 	t->in += sizeof mark;
+	t->top = t->in;
 	t->up_eof = t->marked = 1;
 	t->out = t->digested = t->end;
 	return 1;
 }
 
 /* What the read brought: digested as far as it is data; a sender has no stdout to wait for. */
-static void tee_received(struct flow *f, struct chain *c, size_t n)
+void chain_tee_received(struct flow *f, struct chain *c, size_t n)
 {
 	struct chain_tee *t = &c->tee;
 
 	t->in += n;
+	if (t->in > t->top)
+		t->top = t->in;
 	t->up_heard = clock_now();
-	flow_count_read(f, n);
+	if (t->up_lanes == 1)
+		flow_count_read(f, n); /* -P: each lane's read counts itself */
 	if (chain_is_sender(c)) {
 		chain_tee_digest(f, t, t->in);
 		t->out = t->in;
@@ -140,17 +145,17 @@ static void tee_received(struct flow *f, struct chain *c, size_t n)
 int chain_tee_read(struct flow *f, struct chain *c)
 {
 	struct chain_tee *t = &c->tee;
-	size_t want = ring_piece(t->in, min64(chain_tee_room(c), f->read_size));
+	size_t want = ring_piece(t, t->in, min64(chain_tee_room(c), f->read_size));
 	ssize_t n;
 
 	if (t->src_eof)
 		return t->up_eof ? 0 : tee_mark(f, c);
 	if (t->up_eof || t->orphan_until > 0 || !flow_src_ready(f) || want == 0)
 		return 0;
-	n = read(flow_src(f), t->ring + t->in % CHAIN_RING, want);
+	n = read(flow_src(f), t->ring + t->in % t->ring_size, want);
 	f->stats->reads++;
 	switch (io_result(n)) {
-	case IO_MOVED: tee_received(f, c, (size_t)n); return 1;
+	case IO_MOVED: chain_tee_received(f, c, (size_t)n); return 1;
 	case IO_AGAIN: flow_set_src_ready(f, 0); return 0;
 	case IO_INTERRUPTED: return 0;
 	case IO_END:
@@ -174,12 +179,12 @@ int chain_tee_read(struct flow *f, struct chain *c)
 /* The ring to stdout; a failure is kept for the end, and the writing stops. 1 moved, else 0. */
 int chain_tee_write(struct flow *f, struct chain_tee *t)
 {
-	size_t want = ring_piece(t->out, min64(chain_tee_data(t) - t->out, f->write_size));
+	size_t want = ring_piece(t, t->out, min64(chain_tee_data(t) - t->out, f->write_size));
 	ssize_t n;
 
 	if (t->out_err != 0 || want == 0 || !f->stdio_ready)
 		return 0;
-	n = write(f->stdio, t->ring + t->out % CHAIN_RING, want);
+	n = write(f->stdio, t->ring + t->out % t->ring_size, want);
 	f->stats->writes++;
 	switch (io_result(n)) {
 	case IO_MOVED:
@@ -199,12 +204,18 @@ int chain_tee_write(struct flow *f, struct chain_tee *t)
 	}
 }
 
-/* The sender counts the data as it first leaves (a bypass sends some of it again). */
-static void tee_count_sent(struct flow *f, struct chain_tee *t, size_t n)
+/*
+ * Forwarded now up to fwd (n bytes in the last send). The sender counts
+ * the data as it first leaves (a bypass sends some of it again).
+ */
+void chain_tee_forwarded(struct flow *f, struct chain *c, uint64_t fwd, size_t n)
 {
-	uint64_t data = t->up_eof ? t->end : t->in;
-	uint64_t upto = min64(t->fwd, data);
+	struct chain_tee *t = &c->tee;
+	uint64_t upto = min64(fwd, t->up_eof ? t->end : t->in);
 
+	t->fwd = fwd;
+	if (!chain_is_sender(c))
+		return;
 	f->stats->writes++;
 	if (upto > t->counted) {
 		flow_count_write(f, upto - t->counted, n);
@@ -216,7 +227,7 @@ static void tee_count_sent(struct flow *f, struct chain_tee *t, size_t n)
 int chain_tee_forward(struct flow *f, struct chain *c)
 {
 	struct chain_tee *t = &c->tee;
-	size_t want = ring_piece(t->fwd, min64(t->in - t->fwd, f->read_size));
+	size_t want = ring_piece(t, t->fwd, min64(t->in - t->fwd, f->read_size));
 	ssize_t n;
 
 	if (c->next == NULL || c->next->fd < 0 || want == 0 || !t->down_ready)
@@ -224,14 +235,12 @@ int chain_tee_forward(struct flow *f, struct chain *c)
 	if (f->limited && (want = ratelimit_allow(&f->limit, clock_now(), want)) == 0)
 		return 0; /* --rate-limit: the bucket refills first (flow_wait_ms wakes the relay)
 		           */
-	n = send(c->next->fd, t->ring + t->fwd % CHAIN_RING, want, MSG_NOSIGNAL);
+	n = send(c->next->fd, t->ring + t->fwd % t->ring_size, want, MSG_NOSIGNAL);
 	switch (io_result(n)) {
 	case IO_MOVED:
-		t->fwd += (uint64_t)n;
 		if (f->limited)
 			ratelimit_spend(&f->limit, (size_t)n);
-		if (chain_is_sender(c))
-			tee_count_sent(f, t, (size_t)n);
+		chain_tee_forwarded(f, c, t->fwd + (uint64_t)n, (size_t)n);
 		return 1;
 	case IO_AGAIN: t->down_ready = 0; return 0;
 	case IO_END:

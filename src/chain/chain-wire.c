@@ -15,6 +15,7 @@ static const unsigned char opening_magic[4] = {'F', 'C', 'C', 'O'};
 static const unsigned char answer_magic[4] = {'F', 'C', 'C', 'A'};
 static const unsigned char results_magic[4] = {'F', 'C', 'C', 'R'};
 static const unsigned char ack_magic[4] = {'F', 'C', 'C', 'K'};
+static const unsigned char piece_magic[4] = {'F', 'C', 'C', 'P'};
 static const unsigned char end_magic[8] = {'F', 'C', 'C', 'E', 'N', 'D', '\n', 0};
 static const unsigned char zero[8];
 
@@ -34,21 +35,28 @@ void chain_opening_encode(unsigned char *p, const struct chain_opening *o)
 	wire_put(p + 8, o->id, 8);
 	wire_put(p + 16, o->count, 2);
 	wire_put(p + 18, o->text_len, 2);
+	p[20] = (unsigned char)(o->lanes > 1 ? o->lanes : 0); /* 0: one, as before -P */
+	p[21] = (unsigned char)o->lane;
+	p[22] = o->lanes_auto ? 1 : 0;
 }
 
 /* 0, or -1: not an opening this version knows, or a place outside the list. */
 int chain_opening_decode(const unsigned char *p, struct chain_opening *o)
 {
 	if (memcmp(p, opening_magic, sizeof opening_magic) != 0 || p[4] != CHAIN_VERSION ||
-	    (p[5] & ~CHAIN_REJOIN) != 0 || memcmp(p + 20, zero, 4) != 0)
+	    (p[5] & ~CHAIN_REJOIN) != 0 || p[20] == 1 || p[20] > CHAIN_LANES_MAX || p[22] > 1 ||
+	    p[23] != 0)
 		return -1;
+	o->lanes = p[20] != 0 ? p[20] : 1;
+	o->lane = p[21];
+	o->lanes_auto = p[22];
 	o->rejoin = p[5] == CHAIN_REJOIN;
 	o->index = (unsigned)wire_get(p + 6, 2);
 	o->id = wire_get(p + 8, 8);
 	o->count = (unsigned)wire_get(p + 16, 2);
 	o->text_len = (size_t)wire_get(p + 18, 2);
 	return o->count >= 1 && o->count <= CHAIN_MAX && o->index < o->count && o->text_len >= 1 &&
-	               o->text_len <= CHAIN_TEXT_MAX
+	               o->text_len <= CHAIN_TEXT_MAX && o->lane < o->lanes
 	           ? 0
 	           : -1;
 }
@@ -217,4 +225,22 @@ void chain_merge(struct chain_results *r, const struct chain_results *from)
 			r->have[i] = 1;
 			r->entry[i] = from->entry[i];
 		}
+}
+
+/* A piece's header on a -P lane: its length, then its stream offset. */
+void chain_piece_encode(unsigned char *p, uint64_t at, size_t len)
+{
+	memcpy(p, piece_magic, sizeof piece_magic);
+	wire_put(p + 4, len, 4);
+	wire_put(p + 8, at, 8);
+}
+
+/* 0, or -1: not a piece's header, or an empty one, or one longer than CHAIN_CHUNK. */
+int chain_piece_decode(const unsigned char *p, uint64_t *at, size_t *len)
+{
+	if (memcmp(p, piece_magic, sizeof piece_magic) != 0)
+		return -1;
+	*len = (size_t)wire_get(p + 4, 4);
+	*at = wire_get(p + 8, 8);
+	return *len >= 1 && *len <= CHAIN_CHUNK && *at <= UINT64_MAX - *len ? 0 : -1;
 }

@@ -8,6 +8,7 @@
 #define FASTCAT_CHAIN_H
 
 #include <stddef.h>
+#include <poll.h>
 #include <stdint.h>
 
 #include "fastcat.h"
@@ -47,6 +48,17 @@
  * hops' socket buffers and the next node's ring).
  */
 #define CHAIN_RING (8u << 20)
+
+/*
+ * -P N at the sender: N connections (lanes) on every hop. The stream travels on them in pieces
+ * of at most CHAIN_CHUNK, each after a CHAIN_PIECE_HEAD header with its offset and length, and
+ * each lane takes the next piece when it has room, so a lane that slows down carries less; the
+ * ring grows with the lanes (CHAIN_RING each), as the bytes on the way do.
+ */
+#define CHAIN_LANES_MAX  8
+#define CHAIN_CHUNK      (256u << 10)
+#define CHAIN_PIECE_HEAD 16
+#define CHAIN_SPANS      64 /* pieces a node holds beyond the first gap */
 
 /*
  * A node that confirms nothing for CHAIN_STALL seconds while bytes wait for it is lost (it hangs,
@@ -103,7 +115,27 @@ struct chain_opening {
 	unsigned index, count;
 	uint64_t id;
 	size_t text_len;
-	int rejoin; /* the node before it is gone: its upstream now goes on from what it has */
+	int rejoin;     /* the node before it is gone: its upstream now goes on from what it has */
+	unsigned lanes; /* connections on this hop (-P) ... */
+	unsigned lane;  /* ... this one's place among them (0: the first, with the back channel) */
+	int lanes_auto; /* -P auto: each node picks its own hop's count from its round trip */
+};
+
+/* One connection of a hop: lane 0's fd is the flow's socket (upstream) or c->next (down). */
+struct chain_lane {
+	int fd;
+	int ready, eof;
+	uint64_t at;   /* the piece on it: its next byte to move ... */
+	uint64_t from; /* ... where it starts */
+	size_t left;   /* ... its bytes still to move (0: none) */
+	unsigned char head[CHAIN_PIECE_HEAD];
+	size_t head_n; /* upstream: header bytes read; downstream: header bytes still to send */
+	int done;      /* upstream: a piece read whole that waits for room in the list of spans */
+};
+
+/* Bytes of the stream a node holds beyond its first gap, [from, to). */
+struct chain_span {
+	uint64_t from, to;
 };
 
 /*
@@ -126,7 +158,15 @@ struct chain_results {
  * The sender's is the same without a stdout, its upstream its stdin. Stream offsets.
  */
 struct chain_tee {
-	unsigned char *ring;   /* CHAIN_RING bytes */
+	unsigned char *ring; /* ring_size bytes: CHAIN_RING a lane */
+	size_t ring_size;
+	uint64_t top; /* the highest offset a lane read into (the ring's oldest: top - size) */
+	unsigned up_lanes, down_lanes;
+	struct chain_lane up[CHAIN_LANES_MAX], down[CHAIN_LANES_MAX];
+	struct chain_span got[CHAIN_SPANS]; /* pieces that came ahead of the first gap */
+	unsigned ngot;
+	uint64_t handed;       /* the stream up to here went to the next node's lanes */
+	unsigned rejoin_lanes; /* the waiting rejoin's */
 	uint64_t in, out, fwd; /* received, written to stdout, forwarded */
 	uint64_t digested;     /* received bytes digested: all but the last CHAIN_END_BYTES */
 	uint64_t end;          /* the data's end: in - CHAIN_END_BYTES, once the EOF told */
@@ -160,6 +200,7 @@ struct chain {
 	struct session *s;
 	struct chain_list list;
 	unsigned self;             /* the node this is (the sender: none, list.n) */
+	int lanes_auto;            /* -P auto: the hop to the next node gets what its RTT needs */
 	struct endpoint down;      /* the next node that answered, fd -1: none */
 	struct endpoint *next;     /* ... the connection forwarded on: down, the sender's own */
 	unsigned down_index;       /* ... its place in the list */
@@ -197,6 +238,8 @@ int chain_results_length(const unsigned char *, size_t, size_t *);
 size_t chain_results_encode(unsigned char *, const struct chain_results *);
 int chain_results_decode(const unsigned char *, size_t, unsigned, struct chain_results *);
 void chain_end_encode(unsigned char *, uint64_t, uint64_t);
+void chain_piece_encode(unsigned char *, uint64_t, size_t);
+int chain_piece_decode(const unsigned char *, uint64_t *, size_t *);
 int chain_end_decode(const unsigned char *, uint64_t, uint64_t *);
 void chain_mark(struct chain_results *, unsigned, enum chain_state, int, uint64_t, uint64_t);
 void chain_merge(struct chain_results *, const struct chain_results *);
@@ -205,15 +248,40 @@ void chain_merge(struct chain_results *, const struct chain_results *);
 extern const struct hello_guard chain_guard;
 int chain_reach(struct chain *, const struct config *, unsigned, int, struct endpoint *, uint64_t *,
                 struct failure *);
+int chain_await_hello(int, const char *, struct failure *);
+int chain_send_opening(const struct chain *, unsigned, int, unsigned, int, const char *,
+                       struct failure *);
+int chain_await_answer(const struct chain *, unsigned, int, const struct endpoint *, uint64_t *,
+                       struct failure *);
 int chain_greeted(int, const char *, double, struct chain_list *, struct chain_opening *,
                   struct failure *);
 int chain_answer(int, const char *, uint64_t, struct failure *);
 int chain_open(struct chain *, struct session *, struct endpoint *);
 
+/* chain-lanes.c: -P N, a hop over N connections */
+void chain_lanes_reset_up(struct chain_tee *);
+void chain_lanes_reset_down(struct chain_tee *, uint64_t);
+void chain_lanes_close(struct chain_lane *, unsigned);
+int chain_lanes_read(struct flow *, struct chain *);
+int chain_lanes_forward(struct flow *, struct chain *);
+int chain_lanes_has_work(const struct chain_tee *, unsigned);
+int chain_lanes_poll_up(const struct flow *, const struct chain *, struct pollfd *);
+int chain_lanes_poll_down(const struct chain *, struct pollfd *);
+int chain_lanes_polled(struct flow *, struct chain *, const struct pollfd *);
+int chain_lanes_shut(struct chain *);
+
+/* chain-hop.c: a -P hop's other connections opened */
+int chain_reach_lanes(struct chain *, const struct config *, unsigned, int, const struct endpoint *,
+                      int *, struct failure *);
+int chain_lanes_accept(struct chain *, unsigned, struct failure *);
+unsigned chain_lanes_for(const struct chain *, const struct endpoint *, unsigned);
+
 /* chain-tee.c: the ring */
 uint64_t chain_tee_keep(const struct chain *);
 uint64_t chain_tee_room(const struct chain *);
 uint64_t chain_tee_data(const struct chain_tee *);
+void chain_tee_received(struct flow *, struct chain *, size_t);
+void chain_tee_forwarded(struct flow *, struct chain *, uint64_t, size_t);
 void chain_tee_digest(struct flow *, struct chain_tee *, uint64_t);
 int chain_tee_read(struct flow *, struct chain *);
 int chain_tee_write(struct flow *, struct chain_tee *);

@@ -197,8 +197,9 @@ static int apply_image(struct config *cfg, const struct seen *seen, struct failu
 }
 
 /*
- * --chain: one TCP stream through a list of fastcats, one connection a hop; the sender's host
- * operand is the list, read here so that a bad one is a usage error before anything connects.
+ * --chain: one TCP stream through a list of fastcats, one connection a hop (-P N: N); the
+ * sender's host operand is the list, read here so that a bad one is a usage error before anything
+ * connects.
  */
 static int check_chain(struct config *cfg, const struct seen *seen, struct failure *fail)
 {
@@ -218,8 +219,17 @@ static int check_chain(struct config *cfg, const struct seen *seen, struct failu
 		return failure_set(fail, EXIT_USAGE,
 		                   "--chain checks each receiver's count and XXH64 itself: leave "
 		                   "--verify out");
+	if (cfg->parallel != 0 && cfg->listen)
+		return failure_set(fail, EXIT_USAGE,
+		                   "--chain: a receiver takes the sender's -P: leave -P out here");
+	if (cfg->parallel > CHAIN_LANES_MAX)
+		return failure_set(fail, EXIT_USAGE, "--chain: -P %u: at most %d connections a hop",
+		                   cfg->parallel, CHAIN_LANES_MAX);
+	/* the hops' lanes are the chain's own: no stripe session */
+	cfg->chain_lanes = cfg->parallel_auto ? 0 : cfg->parallel != 0 ? cfg->parallel : 1;
+	cfg->parallel = 0;
+	cfg->parallel_auto = 0;
 	with = cfg->image            ? "--image"
-	       : cfg->parallel != 0  ? "-P"
 	       : cfg->retry != 0     ? "--retry"
 	       : cfg->resume         ? "--resume"
 	       : cfg->keep_listening ? "-k"

@@ -149,7 +149,7 @@ const struct opt_spec options_table[] = {
      .help = "one stream to many fastcats: the host operand lists\n"
              "them (h1,h2:9001,...), each writes it and forwards it\n"
              "to the next; with -l, a node; exit 0 when every one\n"
-             "wrote it all (count and XXH64)"},
+             "wrote it all (count and XXH64); -P N|auto: per hop"},
     {.name = "sync",
      .value = 1,
      OPT_FIELD(sync),

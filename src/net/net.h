@@ -101,6 +101,7 @@ uint32_t listener_busy_seconds(const struct listener *);
 #define PATH_AIM         (2e9 / 8)
 #define PATH_CONNS_MAX   16 /* the most connections -P auto opens */
 #define PATH_CONNS_FIRST 4  /* the fewest its first step opens */
+double path_sndbuf_most(const struct config *, const struct endpoint *);
 double path_window_rate(double, double);
 unsigned path_conns_for(double, unsigned, unsigned);
 

@@ -1,12 +1,26 @@
 /*
  * path.c: what TCP connections carry on a path, as arithmetic that -P auto's decision
- * (stripe-auto.c) and the exit hint (hint.c) share, so that the -P a hint suggests is the
- * count -P auto would open on the same figures.
+ * (stripe-auto.c, and --chain's per hop) and the exit hint (hint.c) share, so that the -P a hint
+ * suggests is the count -P auto would open on the same figures.
  */
 #include "config.h"
 
+#include <stdio.h>
+
 #include "fastcat.h"
 #include "net/net.h"
+
+/* What autotuning may grow ep's send buffer to: tcp_wmem's third figure, or -O's fixed size. */
+double path_sndbuf_most(const struct config *cfg, const struct endpoint *ep)
+{
+	char wmem[64];
+	double lo, def, hi;
+
+	if (cfg->sndbuf > 0 || tcpinfo_sysctl("net.ipv4.tcp_wmem", wmem, sizeof wmem) != 0 ||
+	    sscanf(wmem, "%lf %lf %lf", &lo, &def, &hi) != 3)
+		return ep->sndbuf;
+	return hi;
+}
 
 /* The most bytes a second a window of this size moves at this round trip; 0 if unknown. */
 double path_window_rate(double window, double rtt_ms)

@@ -9,7 +9,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "fastcat.h"
@@ -31,20 +30,6 @@ static void sample_add(struct auto_sample *a, const struct auto_conn *c)
 	a->rttvar_ms += c->now->rttvar_ms / a->n;
 }
 
-/* What autotuning may grow SO_SNDBUF to: tcp_wmem's third figure, or -O's fixed size. */
-static double sndbuf_ceiling(const struct stripe_growth *g)
-{
-	char wmem[64];
-	double lo, def, hi;
-
-	if (g->cfg->sndbuf > 0)
-		return g->ep->sndbuf;
-	if (tcpinfo_sysctl("net.ipv4.tcp_wmem", wmem, sizeof wmem) != 0 ||
-	    sscanf(wmem, "%lf %lf %lf", &lo, &def, &hi) != 3)
-		return g->ep->sndbuf;
-	return hi;
-}
-
 void stripe_grow_tick(struct stripe_growth *g, const struct stripe_flow *s, double now,
                       struct session *session)
 {
@@ -56,7 +41,7 @@ void stripe_grow_tick(struct stripe_growth *g, const struct stripe_flow *s, doub
 	if (now < g->next_tick || g->decide.settled)
 		return;
 	if (g->sndbuf_ceiling == 0)
-		g->sndbuf_ceiling = sndbuf_ceiling(g);
+		g->sndbuf_ceiling = path_sndbuf_most(g->cfg, g->ep);
 	for (unsigned i = 0; i < c->n; i++) {
 		struct tcp_stats t = {0};
 		int sndbuf, rcvbuf;

@@ -21,7 +21,7 @@
  *       retry_stop_decode(p, ...), retry_verdict_decode(p, ...): --retry's join, ack,
  *       confirmation, the receiver's last word and its --verify verdict
  *       (src/retry-wire.c): round trips;
- *   int chain_opening_decode(p, ...), chain_answer_decode(p, ...),
+ *   int chain_opening_decode(p, ...), chain_answer_decode(p, ...), chain_piece_decode(p, ...),
  *       chain_ack_decode(p, len, ...), chain_results_length(p, len, ...),
  *       chain_results_decode(p, len, n, ...), chain_end_decode(p, length, ...): --chain's
  *       opening (a rejoin's too), answer, confirmation, results and end mark
@@ -105,8 +105,9 @@ static void check_chain(const uint8_t *data, size_t size)
 	if (size >= CHAIN_OPENING_BYTES && chain_opening_decode(data, &o) == 0) {
 		CHECK(o.index < o.count && o.count <= CHAIN_MAX && o.text_len <= CHAIN_TEXT_MAX,
 		      "an opening for node %u of %u", o.index, o.count);
-		CHECK(o.rejoin == (data[5] == CHAIN_REJOIN), "a rejoin read from byte %u",
-		      data[5]);
+		CHECK(o.rejoin == (data[5] == CHAIN_REJOIN), "a rejoin read from byte %u", data[5]);
+		CHECK(o.lanes >= 1 && o.lanes <= CHAIN_LANES_MAX && o.lane < o.lanes,
+		      "lane %u of %u connections", o.lane, o.lanes);
 		chain_opening_encode(enc, &o);
 		CHECK(memcmp(enc, data, CHAIN_OPENING_BYTES) == 0,
 		      "an opening encodes back differently");
@@ -140,6 +141,17 @@ static void check_chain(const uint8_t *data, size_t size)
 			      "an end mark encodes back differently");
 			CHECK(chain_end_decode(data, length + 1, &v) != 0,
 			      "an end mark of another length taken");
+		}
+	}
+	if (size >= CHAIN_PIECE_HEAD) {
+		uint64_t at;
+		size_t len;
+
+		if (chain_piece_decode(data, &at, &len) == 0) {
+			CHECK(len >= 1 && len <= CHAIN_CHUNK, "a piece of %zu bytes", len);
+			chain_piece_encode(enc, at, len);
+			CHECK(memcmp(enc, data, CHAIN_PIECE_HEAD) == 0,
+			      "a piece's header encodes back differently");
 		}
 	}
 }
