@@ -23,7 +23,7 @@ LAYERS = [
     ("net",),
     ("relay",),
     ("report",),
-    ("stripe", "verify", "resume", "retry", "chain", "bench"),
+    ("stripe", "verify", "resume", "retry", "chain", "bench", "reliable"),
     ("cli",),
 ]
 RANK = {folder: rank for rank, folders in enumerate(LAYERS) for folder in folders}

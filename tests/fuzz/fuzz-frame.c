@@ -27,6 +27,9 @@
  *       opening (a rejoin's too), answer, confirmation, results and end mark
  *       (src/chain/chain-wire.c): round trips, the results' entries within the list and
  *       each node once;
+ *   int reliable_ack_decode(p, len, ...), reliable_hello_decode(...),
+ *       reliable_end_decode(...), reliable_data_decode(...): --reliable's datagrams
+ *       (src/reliable/reliable-wire.c): round trips, an acknowledgement's ranges in order;
  *   int resume_offer_decode(p, struct resume_offer *),
  *       resume_answer_decode(p, struct resume_answer *), resume_hello_seen(buf,
  *       len): --resume's offer, answer and hello (src/resume-wire.c): what
@@ -55,6 +58,7 @@
 
 #include "fastcat.h"
 #include "chain/chain.h"
+#include "reliable/reliable.h"
 #include "resume/resume.h"
 #include "retry/retry.h"
 #include "stripe/stripe.h"
@@ -153,6 +157,49 @@ static void check_chain(const uint8_t *data, size_t size)
 			CHECK(memcmp(enc, data, CHAIN_PIECE_HEAD) == 0,
 			      "a piece's header encodes back differently");
 		}
+	}
+}
+
+/*
+ * --reliable's datagrams: what decodes encodes back to the same bytes; an
+ * acknowledgement's ranges lie beyond cum, in order, none empty.
+ */
+static void check_reliable(const uint8_t *data, size_t size)
+{
+	unsigned char enc[RELIABLE_ACK_MAX];
+	struct reliable_ack a;
+	struct reliable_hello h;
+	struct reliable_end e;
+	struct reliable_data d;
+	uint64_t last;
+
+	if (reliable_ack_decode(data, size, &a) == 0) {
+		last = a.cum;
+		for (unsigned i = 0; i < a.n; i++) {
+			CHECK(a.range[i].from > last && a.range[i].to > a.range[i].from,
+			      "range %u of %u out of order", i, a.n);
+			last = a.range[i].to;
+		}
+		CHECK(reliable_ack_encode(enc, wire_get(data + 8, 8), &a) == size &&
+		          memcmp(enc, data, size) == 0,
+		      "an acknowledgement encodes back differently");
+	}
+	if (reliable_hello_decode(data, size, &h) == 0) {
+		CHECK(reliable_hello_encode(enc, (enum reliable_type)data[4], wire_get(data + 8, 8),
+		                            &h) == size &&
+		          memcmp(enc, data, size) == 0,
+		      "a hello encodes back differently");
+	}
+	if (reliable_end_decode(data, size, &e) == 0) {
+		CHECK(reliable_end_encode(enc, (enum reliable_type)data[4], wire_get(data + 8, 8),
+		                          &e) == size &&
+		          memcmp(enc, data, size) == 0,
+		      "an end encodes back differently");
+	}
+	if (reliable_data_decode(data, size, &d) == 0) {
+		CHECK(reliable_data_encode(enc, wire_get(data + 8, 8), &d) == RELIABLE_DATA_HEAD &&
+		          memcmp(enc, data, RELIABLE_DATA_HEAD) == 0 && size > RELIABLE_DATA_HEAD,
+		      "a data header encodes back differently");
 	}
 }
 
@@ -408,6 +455,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	check_retry(data, size);
 	check_chain(data, size);
+	check_reliable(data, size);
 	check_resume(data, size);
 	check_stripe(data, size);
 	check_decode(data, size);

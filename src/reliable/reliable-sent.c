@@ -1,0 +1,166 @@
+/*
+ * reliable-sent.c: the --reliable sender's record of what is on the way, as QUIC's recovery
+ * keeps it (RFC 9002): every datagram sent gets a new number, so an acknowledgement times one
+ * sending and never a repair's ambiguous pair. An acknowledgement covers what the receiver
+ * has (all below cum, and its ranges); a datagram still uncovered three numbers below the
+ * largest acknowledged, or 9/8 of a round trip older, is taken for lost and its bytes wait in
+ * the repair set, which goes before new bytes. Each acknowledgement that covers the largest
+ * number gives a round-trip sample and a delivery-rate sample (bytes acknowledged between that
+ * datagram's sending and now) for the pacer's model. Pure.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "reliable/reliable.h"
+
+#define LOSS_PKTS 3     /* numbers below the largest acknowledged: lost */
+#define LOSS_TIME 1.125 /* round trips older than the newest acknowledged: lost */
+
+int sent_init(struct sent_log *l, uint64_t cap)
+{
+	memset(l, 0, sizeof *l);
+	l->pkt = calloc((size_t)cap, sizeof l->pkt[0]);
+	l->cap = cap;
+	return l->pkt != NULL ? 0 : -1;
+}
+
+void sent_free(struct sent_log *l)
+{
+	free(l->pkt);
+	l->pkt = NULL;
+}
+
+/* No room to record one more: the oldest one on the way is cap numbers back. */
+int sent_full(const struct sent_log *l)
+{
+	return l->next - l->first >= l->cap;
+}
+
+/* A datagram of len bytes at off goes now: its number (the caller saw that it is not full). */
+uint64_t sent_add(struct sent_log *l, uint64_t off, uint32_t len, double now)
+{
+	uint64_t n = l->next++;
+
+	l->pkt[n % l->cap] = (struct sent_pkt){
+	    .off = off,
+	    .len = len,
+	    .live = 1,
+	    .at = now,
+	    .delivered = l->delivered,
+	    .delivered_at = l->delivered_at > 0 ? l->delivered_at : now,
+	};
+	return n;
+}
+
+/* The receiver has all of pkt's bytes. */
+static int covered(const struct sent_log *l, const struct sent_pkt *p)
+{
+	return p->off + p->len <= l->cum || rangeset_has(&l->have, p->off, p->off + p->len);
+}
+
+/* What the acknowledgement says the receiver has: cum and its ranges beyond. */
+static void learn(struct sent_log *l, const struct reliable_ack *a)
+{
+	if (a->cum > l->cum)
+		l->cum = a->cum;
+	for (unsigned i = 0; i < a->n; i++)
+		if (a->range[i].to > l->cum)
+			(void)rangeset_add(&l->have, a->range[i].from, a->range[i].to);
+	rangeset_drop_below(&l->have, l->cum);
+	rangeset_drop_below(&l->repair, l->cum);
+}
+
+/* The samples the acknowledged largest number gives (p: its record, acknowledged just now). */
+static void sample(struct sent_log *l, const struct sent_pkt *p, const struct reliable_ack *a,
+                   double now, struct sent_news *news)
+{
+	double rtt = now - p->at - a->delay_us / 1e6, span = now - p->delivered_at;
+
+	if (rtt <= 0)
+		rtt = now - p->at;
+	if (rtt > 0) {
+		news->rtt = rtt;
+		l->srtt = l->srtt > 0 ? 0.875 * l->srtt + 0.125 * rtt : rtt;
+		l->min_rtt = l->min_rtt > 0 && l->min_rtt < rtt ? l->min_rtt : rtt;
+	}
+	if (span > 0)
+		news->rate = (double)(l->delivered - p->delivered) / span;
+}
+
+/* Live datagrams below the largest acknowledged that the receiver has not: lost. */
+static void find_lost(struct sent_log *l, double now, struct sent_news *news)
+{
+	double late = LOSS_TIME * (l->srtt > 0 ? l->srtt : 0);
+
+	for (uint64_t n = l->first; n + 1 < l->largest_acked; n++) {
+		struct sent_pkt *p = &l->pkt[n % l->cap];
+
+		if (!p->live ||
+		    (l->largest_acked - 1 - n < LOSS_PKTS && !(late > 0 && now - p->at > late)))
+			continue;
+		if (rangeset_add(&l->repair, p->off, p->off + p->len) != 0)
+			break; /* the repair set is full: the rest waits for the next
+			          acknowledgement */
+		p->live = 0;
+		news->lost_bytes += p->len;
+		l->lost_pkts++;
+	}
+}
+
+/* An acknowledgement at now: what it covered, what is now lost, its samples. */
+void sent_ack(struct sent_log *l, const struct reliable_ack *a, double now, struct sent_news *news)
+{
+	struct sent_pkt *newest = NULL;
+
+	memset(news, 0, sizeof *news);
+	learn(l, a);
+	for (uint64_t n = l->first; n < l->next; n++) {
+		struct sent_pkt *p = &l->pkt[n % l->cap];
+
+		if (!p->live || !covered(l, p))
+			continue;
+		p->live = 0;
+		news->acked_bytes += p->len;
+		l->delivered += p->len;
+		if (n + 1 > l->largest_acked)
+			l->largest_acked = n + 1;
+		if (n == a->largest_pkt)
+			newest = p;
+	}
+	if (news->acked_bytes > 0)
+		l->delivered_at = now;
+	if (newest != NULL)
+		sample(l, newest, a, now, news);
+	find_lost(l, now, news);
+	while (l->first < l->next && !l->pkt[l->first % l->cap].live)
+		l->first++;
+}
+
+/*
+ * The next bytes to repair, at most max, in *off and *len (the receiver's
+ * ranges skipped): 1, or 0 when nothing waits.
+ */
+int sent_next_repair(struct sent_log *l, size_t max, uint64_t *off, size_t *len)
+{
+	while (l->repair.n > 0) {
+		struct reliable_range *r = &l->repair.r[0];
+		uint64_t from = rangeset_skip(&l->have, r->from), to = r->to;
+
+		for (unsigned i = 0; i < l->have.n; i++)
+			if (l->have.r[i].from > from && l->have.r[i].from < to)
+				to = l->have.r[i].from;
+		if (from >= r->to) {
+			rangeset_join(&l->repair, r->to); /* all of it arrived after all */
+			continue;
+		}
+		*off = from;
+		*len = (size_t)(to - from < max ? to - from : max);
+		r->from = from + *len;
+		if (r->from >= r->to)
+			rangeset_join(&l->repair, r->to);
+		return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,167 @@
+/*
+ * reliable.h: --reliable, a paced and repaired datagram transfer over udp (issue 22, being
+ * built: so far the wire format, the range sets, the sender's record of what is on the way and
+ * the receiver's reorder store; the pumps, the pacer and the opening are not here yet).
+ * Private to reliable/ and cli/. The protocol: doc/reliable-protocol.md.
+ */
+#ifndef FASTCAT_RELIABLE_H
+#define FASTCAT_RELIABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RELIABLE_VERSION   1
+#define RELIABLE_HEAD      16 /* every datagram's: magic, type, version, flags, session */
+#define RELIABLE_DATA_HEAD (RELIABLE_HEAD + 16)
+#define RELIABLE_ACK_HEAD  (RELIABLE_HEAD + 32)
+#define RELIABLE_SACK_MAX  64 /* ranges one acknowledgement carries */
+#define RELIABLE_ACK_MAX   (RELIABLE_ACK_HEAD + RELIABLE_SACK_MAX * 16)
+#define RELIABLE_HELLO_LEN (RELIABLE_HEAD + 16)
+#define RELIABLE_END_LEN   (RELIABLE_HEAD + 24)
+#define RELIABLE_RANGES    256 /* byte ranges a side keeps beyond its first gap */
+
+/* What a datagram is (its byte 4). */
+enum reliable_type {
+	RELIABLE_ANSWER = 'A',  /* the receiver: here, this much room */
+	RELIABLE_HELLO = 'H',   /* the sender: this session, datagrams this big */
+	RELIABLE_DATA = 'D',    /* stream bytes at an offset */
+	RELIABLE_ACK = 'K',     /* what arrived: all below cum, and ranges beyond */
+	RELIABLE_END = 'E',     /* the sender's last: count and XXH64 */
+	RELIABLE_CONFIRM = 'C', /* the receiver's answer to it: what it wrote */
+	RELIABLE_REFUSE = 'N',  /* not this session, or not a --reliable peer */
+};
+
+struct reliable_head {
+	enum reliable_type type;
+	unsigned flags;
+	uint64_t session;
+};
+
+/* [from, to) of the stream. */
+struct reliable_range {
+	uint64_t from, to;
+};
+
+/* A data datagram: pkt is new for every sending (repairs too), off is where it belongs. */
+struct reliable_data {
+	uint64_t pkt, off;
+};
+
+/* An acknowledgement: all below cum arrived, and the ranges beyond it (their gaps: the NAKs). */
+struct reliable_ack {
+	uint64_t largest_pkt; /* the highest pkt seen, and how long it waited (for the RTT) */
+	uint32_t delay_us;
+	uint32_t room; /* bytes the receiver can still hold beyond cum */
+	uint64_t cum;
+	uint64_t delivered; /* bytes received all told, repairs and duplicates too (the rate) */
+	unsigned n;
+	struct reliable_range range[RELIABLE_SACK_MAX];
+};
+
+/* The hellos (A, H), the end (E) and its confirmation (C): a few numbers each. */
+struct reliable_hello {
+	uint64_t nonce;
+	uint32_t room;    /* A: the receiver's reorder store */
+	uint16_t payload; /* H: the data bytes in a datagram; A: the most it takes */
+};
+
+struct reliable_end {
+	uint64_t bytes, digest, datagrams;
+};
+
+/* A set of disjoint byte ranges, in order, at most RELIABLE_RANGES of them. */
+struct rangeset {
+	struct reliable_range r[RELIABLE_RANGES];
+	unsigned n;
+};
+
+/* The receiver's store: bytes beyond what stdout took, written out strictly in order. */
+struct reorder {
+	unsigned char *buf;
+	size_t size;
+	uint64_t out;          /* written to stdout */
+	uint64_t cum;          /* received in one run from 0 */
+	struct rangeset ahead; /* received beyond cum */
+	uint64_t duplicates, dropped;
+};
+
+enum reorder_put {
+	REORDER_NEW,  /* some of it was new */
+	REORDER_DUP,  /* all of it was there already */
+	REORDER_FAR,  /* beyond what the store holds: dropped, to come again */
+	REORDER_FULL, /* too many ranges ahead: dropped, to come again */
+};
+
+/*
+ * The sender's record of what is on the way: one entry per datagram sent, by pkt, until an
+ * acknowledgement covers its bytes or it is taken for lost (its bytes then wait in `repair`).
+ */
+struct sent_pkt {
+	uint64_t off;
+	uint32_t len;
+	int live;  /* neither acknowledged nor lost yet */
+	double at; /* when it was sent ... */
+	uint64_t
+	    delivered; /* ... and the bytes acknowledged by then (for a delivery-rate sample) */
+	double delivered_at;
+};
+
+struct sent_log {
+	struct sent_pkt *pkt; /* a ring of cap entries by pkt number */
+	uint64_t cap;
+	uint64_t first, next;   /* the oldest pkt still recorded, the next to send */
+	uint64_t cum;           /* the receiver has every byte below it */
+	uint64_t largest_acked; /* + 1: 0 while none */
+	uint64_t delivered;     /* bytes acknowledged, all told */
+	double delivered_at;
+	double srtt, min_rtt;   /* seconds; 0 until the first sample */
+	struct rangeset have;   /* bytes the receiver said it has beyond cum */
+	struct rangeset repair; /* bytes taken for lost: to go again, first */
+	uint64_t lost_pkts;
+};
+
+/* What one acknowledgement told the sender. */
+struct sent_news {
+	uint64_t acked_bytes, lost_bytes;
+	double rtt;  /* a round-trip sample, or 0 */
+	double rate; /* a delivery-rate sample in bytes a second, or 0 */
+};
+
+/* reliable-wire.c (pure; fuzzed by fuzz-frame) */
+void reliable_head_encode(unsigned char *, const struct reliable_head *);
+int reliable_head_decode(const unsigned char *, size_t, struct reliable_head *);
+size_t reliable_data_encode(unsigned char *, uint64_t, const struct reliable_data *);
+int reliable_data_decode(const unsigned char *, size_t, struct reliable_data *);
+size_t reliable_ack_encode(unsigned char *, uint64_t, const struct reliable_ack *);
+int reliable_ack_decode(const unsigned char *, size_t, struct reliable_ack *);
+size_t reliable_hello_encode(unsigned char *, enum reliable_type, uint64_t,
+                             const struct reliable_hello *);
+int reliable_hello_decode(const unsigned char *, size_t, struct reliable_hello *);
+size_t reliable_end_encode(unsigned char *, enum reliable_type, uint64_t,
+                           const struct reliable_end *);
+int reliable_end_decode(const unsigned char *, size_t, struct reliable_end *);
+
+/* reliable-ranges.c (pure) */
+int rangeset_add(struct rangeset *, uint64_t, uint64_t);
+uint64_t rangeset_join(struct rangeset *, uint64_t);
+int rangeset_has(const struct rangeset *, uint64_t, uint64_t);
+void rangeset_drop_below(struct rangeset *, uint64_t);
+uint64_t rangeset_skip(const struct rangeset *, uint64_t);
+
+/* reliable-sent.c (pure) */
+int sent_init(struct sent_log *, uint64_t);
+void sent_free(struct sent_log *);
+uint64_t sent_add(struct sent_log *, uint64_t, uint32_t, double);
+int sent_full(const struct sent_log *);
+void sent_ack(struct sent_log *, const struct reliable_ack *, double, struct sent_news *);
+int sent_next_repair(struct sent_log *, size_t, uint64_t *, size_t *);
+
+/* reliable-reorder.c */
+int reorder_init(struct reorder *, size_t);
+void reorder_free(struct reorder *);
+enum reorder_put reorder_put(struct reorder *, uint64_t, const unsigned char *, size_t);
+size_t reorder_ready(const struct reorder *, const unsigned char **);
+void reorder_took(struct reorder *, size_t);
+unsigned reorder_sack(const struct reorder *, struct reliable_range *, unsigned);
+
+#endif

@@ -1,0 +1,233 @@
+/* test-reliable.c: --reliable's pure parts: the range sets, the receiver's reorder store and
+ * the wire format's round trips and refusals. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "reliable/reliable.h"
+#include "tap.h"
+
+static void ranges_merge(void)
+{
+	struct rangeset s = {.n = 0};
+
+	rangeset_add(&s, 10, 20);
+	rangeset_add(&s, 30, 40);
+	tap_ok(s.n == 2, "two apart stay two");
+	rangeset_add(&s, 20, 30);
+	tap_ok(s.n == 1 && s.r[0].from == 10 && s.r[0].to == 40, "the range between joins them");
+	rangeset_add(&s, 50, 60);
+	rangeset_add(&s, 5, 55);
+	tap_ok(s.n == 1 && s.r[0].from == 5 && s.r[0].to == 60, "one over both swallows them");
+	tap_ok(rangeset_has(&s, 5, 60) && !rangeset_has(&s, 4, 6) && rangeset_has(&s, 7, 7),
+	       "has: inside yes, across an edge no, empty yes");
+}
+
+static void ranges_bounded(void)
+{
+	struct rangeset s = {.n = 0};
+	int rc = 0;
+
+	for (uint64_t i = 0; i < RELIABLE_RANGES; i++)
+		rc |= rangeset_add(&s, 10 * i, 10 * i + 5);
+	tap_ok(rc == 0 && s.n == RELIABLE_RANGES, "%d ranges fit", RELIABLE_RANGES);
+	tap_ok(rangeset_add(&s, 100000, 100001) == -1 && s.n == RELIABLE_RANGES,
+	       "one more is refused, the set unchanged");
+	tap_ok(rangeset_add(&s, 5, 10) == 0 && s.n == RELIABLE_RANGES - 1,
+	       "one that joins two still fits, and makes room");
+}
+
+static void ranges_join(void)
+{
+	struct rangeset s = {.n = 0};
+
+	rangeset_add(&s, 5, 10);
+	rangeset_add(&s, 12, 15);
+	tap_ok(rangeset_join(&s, 3) == 3 && s.n == 2, "a gap before the first: nothing joins");
+	tap_ok(rangeset_join(&s, 5) == 10 && s.n == 1 && s.r[0].from == 12,
+	       "the first range joins the run, the next stays");
+}
+
+/* A stream of n bytes in datagrams of d, sent in a shuffled order with duplicates, through a
+ * store of size; stdout takes what is ready after each; what was dropped comes again. */
+static int shuffled(size_t n, size_t d, size_t size, unsigned seed)
+{
+	unsigned char *in = malloc(n), *out = malloc(n);
+	size_t count = (n + d - 1) / d, got = 0, rounds = 0;
+	unsigned char *done = calloc(count, 1);
+	struct reorder r;
+	int ok;
+
+	srand(seed);
+	for (size_t i = 0; i < n; i++)
+		in[i] = (unsigned char)rand();
+	reorder_init(&r, size);
+	while (got < n && rounds++ < 100000) {
+		size_t k = (size_t)rand() % count, len = k == count - 1 ? n - k * d : d;
+		const unsigned char *p;
+		size_t ready;
+
+		if (reorder_put(&r, k * d, in + k * d, len) != REORDER_FAR)
+			done[k] = 1;
+		while ((ready = reorder_ready(&r, &p)) > 0) {
+			memcpy(out + got, p, ready);
+			got += ready;
+			reorder_took(&r, ready);
+		}
+	}
+	ok = got == n && memcmp(in, out, n) == 0 && r.cum == n && r.ahead.n == 0;
+	reorder_free(&r);
+	free(in);
+	free(out);
+	free(done);
+	return ok;
+}
+
+static void reorder_basics(void)
+{
+	unsigned char a[10] = "0123456789", b[10] = "abcdefghij";
+	const unsigned char *p;
+	struct reorder r;
+
+	reorder_init(&r, 100);
+	tap_ok(reorder_put(&r, 10, b, 10) == REORDER_NEW && reorder_ready(&r, &p) == 0 &&
+	           r.ahead.n == 1,
+	       "bytes ahead of a gap wait");
+	tap_ok(reorder_put(&r, 0, a, 10) == REORDER_NEW && reorder_ready(&r, &p) == 20 &&
+	           memcmp(p, a, 10) == 0 && memcmp(p + 10, b, 10) == 0 && r.ahead.n == 0,
+	       "the gap filled: both ready, in order");
+	tap_ok(reorder_put(&r, 5, a, 5) == REORDER_DUP && r.duplicates == 1, "a duplicate");
+	tap_ok(reorder_put(&r, 95, a, 10) == REORDER_FAR && r.dropped == 1,
+	       "beyond the store: dropped");
+	reorder_took(&r, 20);
+	tap_ok(reorder_put(&r, 20, a, 10) == REORDER_NEW && r.cum == 30, "after stdout took some");
+	reorder_free(&r);
+	tap_ok(shuffled(100000, 1000, 8192, 1), "100000 bytes, 1000 a datagram, shuffled with "
+	                                        "duplicates through 8 KiB: byte-exact");
+	tap_ok(shuffled(99999, 1472, 65536, 2), "an odd length, 1472 a datagram, 64 KiB: exact");
+}
+
+static void wire_round_trips(void)
+{
+	unsigned char p[RELIABLE_ACK_MAX];
+	struct reliable_ack a = {.largest_pkt = 77,
+	                         .delay_us = 250,
+	                         .room = 4096,
+	                         .cum = 1000,
+	                         .delivered = 5000,
+	                         .n = 2},
+	                    b;
+	struct reliable_hello h = {.nonce = 42, .room = 1 << 20, .payload = 1440}, h2;
+	struct reliable_end e = {.bytes = 123, .digest = 0xfeedULL, .datagrams = 9}, e2;
+	struct reliable_data d = {.pkt = 5, .off = 8192}, d2;
+	size_t len;
+
+	a.range[0] = (struct reliable_range){1500, 2000};
+	a.range[1] = (struct reliable_range){3000, 3100};
+	len = reliable_ack_encode(p, 9, &a);
+	tap_ok(reliable_ack_decode(p, len, &b) == 0 && b.n == 2 && b.cum == 1000 &&
+	           b.range[1].to == 3100 && b.room == 4096 && b.largest_pkt == 77,
+	       "an acknowledgement with two ranges: round trip");
+	tap_ok(reliable_ack_decode(p, len - 1, &b) != 0, "a length that is no whole range");
+	a.range[1].from = 1900;
+	len = reliable_ack_encode(p, 9, &a);
+	tap_ok(reliable_ack_decode(p, len, &b) != 0, "ranges that overlap are refused");
+	len = reliable_hello_encode(p, RELIABLE_ANSWER, 9, &h);
+	tap_ok(reliable_hello_decode(p, len, &h2) == 0 && h2.nonce == 42 && h2.payload == 1440,
+	       "a hello: round trip");
+	len = reliable_end_encode(p, RELIABLE_END, 9, &e);
+	tap_ok(reliable_end_decode(p, len, &e2) == 0 && e2.digest == 0xfeedULL, "an end");
+	len = reliable_data_encode(p, 9, &d);
+	tap_ok(reliable_data_decode(p, len, &d2) != 0, "data without a byte of payload");
+	tap_ok(reliable_data_decode(p, len + 1, &d2) == 0 && d2.off == 8192 && d2.pkt == 5,
+	       "data: round trip");
+	p[5] = RELIABLE_VERSION + 1;
+	tap_ok(reliable_data_decode(p, len + 1, &d2) != 0, "another version is refused");
+}
+
+static struct reliable_ack ack_of(uint64_t largest, uint64_t cum, uint64_t from, uint64_t to)
+{
+	struct reliable_ack a = {.largest_pkt = largest, .cum = cum, .n = from < to};
+
+	a.range[0] = (struct reliable_range){from, to};
+	return a;
+}
+
+static void sent_losses(void)
+{
+	struct sent_log l;
+	struct sent_news news;
+	struct reliable_ack a;
+	uint64_t off;
+	size_t len;
+
+	sent_init(&l, 64);
+	for (int i = 0; i < 10; i++)
+		sent_add(&l, 100 * (uint64_t)i, 100, 0.001 * i);
+	a = ack_of(9, 300, 400, 1000);
+	sent_ack(&l, &a, 0.1, &news);
+	tap_ok(news.acked_bytes == 900 && news.lost_bytes == 100 && l.lost_pkts == 1,
+	       "all but one acknowledged; the one 6 numbers below the largest is lost");
+	tap_ok(news.rtt > 0.0905 && news.rtt < 0.0915 && l.min_rtt == news.rtt,
+	       "the round trip from the largest number: %.4f s", news.rtt);
+	tap_ok(news.rate > 9800 && news.rate < 9900,
+	       "the delivery rate since it was sent: %.0f B/s", news.rate);
+	tap_ok(sent_next_repair(&l, 1000, &off, &len) == 1 && off == 300 && len == 100 &&
+	           sent_next_repair(&l, 1000, &off, &len) == 0,
+	       "its bytes wait for repair, once");
+	tap_ok(l.first == 10, "nothing older is kept");
+	sent_add(&l, 1000, 100, 0.2);
+	sent_add(&l, 1100, 100, 0.3);
+	a = ack_of(11, 1000, 1100, 1200);
+	sent_ack(&l, &a, 0.41, &news);
+	tap_ok(news.lost_bytes == 100 && sent_next_repair(&l, 1000, &off, &len) == 1 && off == 1000,
+	       "one number below the largest but 9/8 round trips older: lost too");
+	sent_free(&l);
+}
+
+static void sent_repair_skips(void)
+{
+	struct sent_log l;
+	struct sent_news news;
+	struct reliable_ack a;
+	uint64_t off;
+	size_t len;
+
+	sent_init(&l, 4);
+	for (int i = 0; i < 4; i++)
+		sent_add(&l, 1000 * (uint64_t)i, 1000, 0);
+	tap_ok(sent_full(&l), "4 on the way fill a record of 4");
+	sent_free(&l);
+	sent_init(&l, 8);
+	for (int i = 0; i < 4; i++)
+		sent_add(&l, 1000 * (uint64_t)i, 1000, 0);
+	a = ack_of(3, 0, 3000, 4000);
+	sent_ack(&l, &a, 0.05, &news);
+	tap_ok(news.lost_bytes == 1000, "number 0, 3 below the largest, is lost; 1 and 2 not yet");
+	for (int i = 0; i < 3; i++)
+		sent_add(&l, 4000 + 1000 * (uint64_t)i, 1000, 0.06);
+	a = ack_of(6, 0, 1500, 2000);
+	a.n = 2;
+	a.range[1] = (struct reliable_range){3000, 7000};
+	sent_ack(&l, &a, 0.07, &news);
+	tap_ok(news.lost_bytes == 2000, "then 1 and 2 are: 2000 bytes more");
+	tap_ok(sent_next_repair(&l, 700, &off, &len) == 1 && off == 0 && len == 700 &&
+	           sent_next_repair(&l, 700, &off, &len) == 1 && off == 700 && len == 700 &&
+	           sent_next_repair(&l, 700, &off, &len) == 1 && off == 1400 && len == 100 &&
+	           sent_next_repair(&l, 700, &off, &len) == 1 && off == 2000 && len == 700,
+	       "repairs in pieces of at most 700, around what the receiver has (1500-2000)");
+	sent_free(&l);
+}
+
+int main(void)
+{
+	ranges_merge();
+	ranges_bounded();
+	ranges_join();
+	reorder_basics();
+	wire_round_trips();
+	sent_losses();
+	sent_repair_skips();
+	return tap_done();
+}
