@@ -81,11 +81,15 @@ void reorder_took(struct reorder *r, size_t n)
 	r->out += n;
 }
 
-/* The first max ranges beyond cum, for an acknowledgement: how many. */
+/*
+ * The last max ranges beyond cum, for an acknowledgement: how many. The
+ * newest datagrams lie in them, and the sender remembers the older ranges
+ * from earlier acknowledgements.
+ */
 unsigned reorder_sack(const struct reorder *r, struct reliable_range *out, unsigned max)
 {
 	unsigned n = r->ahead.n < max ? r->ahead.n : max;
 
-	memcpy(out, r->ahead.r, n * sizeof out[0]);
+	memcpy(out, r->ahead.r + (r->ahead.n - n), n * sizeof out[0]);
 	return n;
 }

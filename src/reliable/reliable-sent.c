@@ -22,14 +22,17 @@ int sent_init(struct sent_log *l, uint64_t cap)
 {
 	memset(l, 0, sizeof *l);
 	l->pkt = calloc((size_t)cap, sizeof l->pkt[0]);
+	l->doubt = calloc((size_t)cap, sizeof l->doubt[0]);
 	l->cap = cap;
-	return l->pkt != NULL ? 0 : -1;
+	return l->pkt != NULL && l->doubt != NULL ? 0 : -1;
 }
 
 void sent_free(struct sent_log *l)
 {
 	free(l->pkt);
+	free(l->doubt);
 	l->pkt = NULL;
+	l->doubt = NULL;
 }
 
 /* No room to record one more: the oldest one on the way is cap numbers back. */
@@ -89,23 +92,64 @@ static void sample(struct sent_log *l, const struct sent_pkt *p, const struct re
 		news->rate = (double)(l->delivered - p->delivered) / span;
 }
 
-/* Live datagrams below the largest acknowledged that the receiver has not: lost. */
+/* Datagrams in doubt far enough below the largest acknowledged, or old enough: lost. */
 static void find_lost(struct sent_log *l, double now, struct sent_news *news)
 {
 	double late = LOSS_TIME * (l->srtt > 0 ? l->srtt : 0);
+	uint64_t kept = 0;
 
-	for (uint64_t n = l->first; n + 1 < l->largest_acked; n++) {
+	for (uint64_t i = 0; i < l->ndoubt; i++) {
+		uint64_t n = l->doubt[i];
 		struct sent_pkt *p = &l->pkt[n % l->cap];
 
-		if (!p->live ||
-		    (l->largest_acked - 1 - n < LOSS_PKTS && !(late > 0 && now - p->at > late)))
+		if (!p->live)
 			continue;
-		if (rangeset_add(&l->repair, p->off, p->off + p->len) != 0)
-			break; /* the repair set is full: the rest waits for the next
-			          acknowledgement */
+		if ((l->largest_acked - 1 - n < LOSS_PKTS && !(late > 0 && now - p->at > late)) ||
+		    rangeset_add(&l->repair, p->off, p->off + p->len) != 0) {
+			l->doubt[kept++] = n; /* not yet; or the repair set is full, till later */
+			continue;
+		}
 		p->live = 0;
 		news->lost_bytes += p->len;
 		l->lost_pkts++;
+	}
+	l->ndoubt = kept;
+}
+
+/* pkt n's bytes arrived: acknowledged. */
+static void acked(struct sent_log *l, uint64_t n, struct sent_news *news)
+{
+	struct sent_pkt *p = &l->pkt[n % l->cap];
+
+	p->live = 0;
+	news->acked_bytes += p->len;
+	l->delivered += p->len;
+	if (n + 1 > l->largest_acked)
+		l->largest_acked = n + 1;
+}
+
+/*
+ * What the acknowledgement covers: of the datagrams in doubt, and of those
+ * sent since the last scan up to the one it answers (the rest waits for the
+ * acknowledgement of a later one), so that each costs once, not once an
+ * acknowledgement.
+ */
+static void cover(struct sent_log *l, const struct reliable_ack *a, struct sent_news *news)
+{
+	uint64_t upto = a->largest_pkt < l->next ? a->largest_pkt + 1 : l->next;
+
+	for (uint64_t i = 0; i < l->ndoubt; i++)
+		if (l->pkt[l->doubt[i] % l->cap].live && covered(l, &l->pkt[l->doubt[i] % l->cap]))
+			acked(l, l->doubt[i], news);
+	for (; l->scanned < upto; l->scanned++) {
+		struct sent_pkt *p = &l->pkt[l->scanned % l->cap];
+
+		if (!p->live)
+			continue;
+		if (covered(l, p))
+			acked(l, l->scanned, news);
+		else
+			l->doubt[l->ndoubt++] = l->scanned;
 	}
 }
 
@@ -116,25 +160,18 @@ void sent_ack(struct sent_log *l, const struct reliable_ack *a, double now, stru
 
 	memset(news, 0, sizeof *news);
 	learn(l, a);
-	for (uint64_t n = l->first; n < l->next; n++) {
-		struct sent_pkt *p = &l->pkt[n % l->cap];
-
-		if (!p->live || !covered(l, p))
-			continue;
-		p->live = 0;
-		news->acked_bytes += p->len;
-		l->delivered += p->len;
-		if (n + 1 > l->largest_acked)
-			l->largest_acked = n + 1;
-		if (n == a->largest_pkt)
-			newest = p;
-	}
+	if (a->largest_pkt < l->next && l->pkt[a->largest_pkt % l->cap].live &&
+	    a->largest_pkt >= l->first)
+		newest = &l->pkt[a->largest_pkt % l->cap];
+	cover(l, a, news);
+	if (newest != NULL && newest->live)
+		newest = NULL; /* it was not covered after all */
 	if (news->acked_bytes > 0)
 		l->delivered_at = now;
 	if (newest != NULL)
 		sample(l, newest, a, now, news);
 	find_lost(l, now, news);
-	while (l->first < l->next && !l->pkt[l->first % l->cap].live)
+	while (l->first < l->scanned && !l->pkt[l->first % l->cap].live)
 		l->first++;
 }
 

@@ -18,7 +18,7 @@
 #define RELIABLE_ACK_MAX   (RELIABLE_ACK_HEAD + RELIABLE_SACK_MAX * 16)
 #define RELIABLE_HELLO_LEN (RELIABLE_HEAD + 16)
 #define RELIABLE_END_LEN   (RELIABLE_HEAD + 24)
-#define RELIABLE_RANGES    256 /* byte ranges a side keeps beyond its first gap */
+#define RELIABLE_RANGES    1024 /* byte ranges a side keeps beyond its first gap */
 
 /* What a datagram is (its byte 4). */
 enum reliable_type {
@@ -109,7 +109,10 @@ struct sent_pkt {
 struct sent_log {
 	struct sent_pkt *pkt; /* a ring of cap entries by pkt number */
 	uint64_t cap;
-	uint64_t first, next;   /* the oldest pkt still recorded, the next to send */
+	uint64_t first, next; /* the oldest pkt still recorded, the next to send */
+	uint64_t scanned;     /* every pkt below it is resolved, or in doubt: */
+	uint64_t *doubt;      /* ... not covered though a later one was (lost, or late) */
+	uint64_t ndoubt;
 	uint64_t cum;           /* the receiver has every byte below it */
 	uint64_t largest_acked; /* + 1: 0 while none */
 	uint64_t delivered;     /* bytes acknowledged, all told */
@@ -125,6 +128,29 @@ struct sent_news {
 	uint64_t acked_bytes, lost_bytes;
 	double rtt;  /* a round-trip sample, or 0 */
 	double rate; /* a delivery-rate sample in bytes a second, or 0 */
+};
+
+/*
+ * The pacer's model of the path, as BBR keeps one: the bottleneck's rate (the largest delivery
+ * rate of the last RATE_ROUNDS round trips) and the round trip without a queue (the least of
+ * the last 10 s). Random loss moves neither; a queue that stands raises the round trip, and the
+ * gains that follow drain it. Bytes and seconds.
+ */
+#define RATE_ROUNDS 10
+enum rate_mode { RATE_STARTUP, RATE_DRAIN, RATE_PROBE };
+
+struct rate_model {
+	enum rate_mode mode;
+	double bw, round_bw[RATE_ROUNDS]; /* the bottleneck's rate, and each round's largest */
+	unsigned round;
+	double round_start;
+	double min_rtt, min_rtt_at;
+	double full_bw; /* startup: the rate that the last rounds did not beat by 25 % */
+	unsigned full_rounds;
+	unsigned phase; /* probe: where in its cycle of gains */
+	double phase_start;
+	double start_rate, ceiling; /* before any sample; --rate-limit (0: none) */
+	char why[160];              /* the last change of mode, for -v */
 };
 
 /* reliable-wire.c (pure; fuzzed by fuzz-frame) */
@@ -155,6 +181,12 @@ uint64_t sent_add(struct sent_log *, uint64_t, uint32_t, double);
 int sent_full(const struct sent_log *);
 void sent_ack(struct sent_log *, const struct reliable_ack *, double, struct sent_news *);
 int sent_next_repair(struct sent_log *, size_t, uint64_t *, size_t *);
+
+/* reliable-rate.c (pure) */
+void rate_init(struct rate_model *, double, double, double);
+int rate_sample(struct rate_model *, double, double, double, double);
+double rate_pacing(const struct rate_model *);
+double rate_inflight(const struct rate_model *, double);
 
 /* reliable-reorder.c */
 int reorder_init(struct reorder *, size_t);

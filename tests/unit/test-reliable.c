@@ -220,6 +220,141 @@ static void sent_repair_skips(void)
 	sent_free(&l);
 }
 
+/* A path for the simulation: a bottleneck of rate bytes a second with a drop-tail queue of
+ * one bandwidth-delay product, a round trip of rtt, random loss. */
+struct path {
+	double rate, rtt, loss;
+};
+
+/* One acknowledgement on its way back: when it arrives, for which datagram. */
+struct echo {
+	double at;
+	uint64_t pkt, off;
+	uint32_t len;
+};
+
+/* The receiver: what came, acknowledged at once (cum and the last 64 ranges, as reorder_sack). */
+static struct reliable_ack receive(struct rangeset *got, uint64_t *cum, const struct echo *e)
+{
+	struct reliable_ack a = {.largest_pkt = e->pkt};
+
+	if (e->off + e->len > *cum) {
+		(void)rangeset_add(got, e->off, e->off + e->len);
+		*cum = rangeset_join(got, *cum);
+	}
+	a.cum = *cum;
+	a.n = got->n < RELIABLE_SACK_MAX ? got->n : RELIABLE_SACK_MAX;
+	memcpy(a.range, got->r + (got->n - a.n), a.n * sizeof a.range[0]);
+	return a;
+}
+
+/* The sender's next datagram: a repair first, else new bytes; dropped or echoed. */
+static void send_one(struct sent_log *l, uint64_t *top, const struct path *p, double now,
+                     double *busy_until, struct echo *q, size_t *nq)
+{
+	uint64_t off;
+	size_t len;
+	double queued;
+
+	if (!sent_next_repair(l, 1440, &off, &len)) {
+		off = *top;
+		len = 1440;
+		*top += len;
+	}
+	uint64_t pkt = sent_add(l, off, (uint32_t)len, now);
+	queued = (*busy_until > now ? *busy_until - now : 0) * p->rate;
+	if (queued + len > p->rate * p->rtt || (double)rand() / RAND_MAX < p->loss)
+		return; /* the queue is full, or the path lost it */
+	*busy_until = (*busy_until > now ? *busy_until : now) + len / p->rate;
+	q[(*nq)++] = (struct echo){*busy_until + p->rtt, pkt, off, (uint32_t)len};
+}
+
+/* seconds of the sender and the model on the path: the goodput of the last second, in
+ * bytes a second, and the mean round trip the samples saw. */
+static double simulate(const struct path *p, double seconds, double *mean_rtt)
+{
+	static struct echo q[1 << 20];
+	static struct rangeset got;
+	struct sent_log l;
+	struct rate_model m;
+	size_t nq = 0, head = 0, samples = 0;
+	uint64_t top = 0, cum = 0, cum_then = 0, inflight = 0;
+	double now = 0, next_send = 0, busy = 0, rtt_sum = 0;
+
+	memset(&got, 0, sizeof got);
+	sent_init(&l, 1 << 16);
+	rate_init(&m, 1e6, 0, 0);
+	while (now < seconds && nq < (1 << 20) - 1) {
+		int can = !sent_full(&l) && inflight + 1440 <= rate_inflight(&m, 4 * 1440);
+		double t_ack = head < nq ? q[head].at : 1e18, t_send = can ? next_send : 1e18;
+
+		if (t_ack <= t_send) {
+			struct reliable_ack a = receive(&got, &cum, &q[head++]);
+			struct sent_news news;
+
+			now = t_ack;
+			sent_ack(&l, &a, now, &news);
+			inflight -= news.acked_bytes + news.lost_bytes;
+			rate_sample(&m, now, news.rtt, news.rate, (double)inflight);
+			if (news.rtt > 0 && now > 1) {
+				rtt_sum += news.rtt;
+				samples++;
+			}
+			if (next_send < now)
+				next_send = now;
+		} else {
+			now = t_send;
+			send_one(&l, &top, p, now, &busy, q, &nq);
+			inflight += 1440;
+			next_send = now + 1440 / rate_pacing(&m);
+		}
+		if (cum_then == 0 && now >= seconds - 1)
+			cum_then = cum + 1;
+	}
+	sent_free(&l);
+	*mean_rtt = samples > 0 ? rtt_sum / samples : 0;
+	return (double)(cum - (cum_then - 1));
+}
+
+static void rate_modes(void)
+{
+	struct rate_model m;
+	int changes = 0;
+
+	rate_init(&m, 1e6, 5e5, 0);
+	tap_ok(rate_pacing(&m) == 5e5, "--rate-limit caps the pace from the start");
+	rate_init(&m, 1e6, 0, 0);
+	/* a path of 10 MB/s and 20 ms: each round trip delivers at most that */
+	for (int i = 1; i <= 400; i++) {
+		double t = 0.005 * i, sent = rate_pacing(&m);
+
+		changes += rate_sample(&m, t, 0.02, sent < 1e7 ? sent : 1e7, 1e7 * 0.02);
+	}
+	tap_ok(m.mode == RATE_PROBE && changes >= 1 && m.bw == 1e7,
+	       "startup, drain, then probe at the path's 10 MB/s: %s", m.why);
+	tap_ok(rate_inflight(&m, 0) == 2 * 1e7 * 0.02, "on the way: twice the rate's round trip");
+}
+
+static void rate_finds_the_path(void)
+{
+	struct path clean = {12.5e6, 0.05, 0}, lossy = {12.5e6, 0.05, 0.01},
+	            long_fat = {125e6, 0.1, 0.01};
+	double rtt, got;
+
+	srand(7);
+	got = simulate(&clean, 4, &rtt);
+	tap_ok(got > 0.9 * clean.rate && rtt < 1.5 * clean.rtt,
+	       "100 Mbit/s, 50 ms, no loss: %.0f %% of the link in the 4th second, round trip "
+	       "%.1f ms",
+	       100 * got / clean.rate, rtt * 1e3);
+	got = simulate(&lossy, 4, &rtt);
+	tap_ok(got > 0.8 * lossy.rate, "100 Mbit/s, 50 ms, 1 %% loss: %.0f %% of the link",
+	       100 * got / lossy.rate);
+	got = simulate(&long_fat, 4, &rtt);
+	tap_ok(got > 0.75 * long_fat.rate, "1 Gbit/s, 100 ms, 1 %% loss: %.0f %% of the link",
+	       100 * got / long_fat.rate);
+}
+
 int main(void)
 {
 	ranges_merge();
@@ -229,5 +364,7 @@ int main(void)
 	wire_round_trips();
 	sent_losses();
 	sent_repair_skips();
+	rate_modes();
+	rate_finds_the_path();
 	return tap_done();
 }
