@@ -405,6 +405,8 @@ long flow_wait_ms(const struct flow *f, double now)
 
 	if (!f->running)
 		return -1;
+	if (f->ops->wait_ms != NULL) /* a pump of its own keeps its own time */
+		return f->ops->wait_ms(f, now);
 	rate = f->limited ? ratelimit_wait_ms(&f->limit, now) : -1;
 	mark = flow_src_ready(f) ? -1 : lowat_wait_ms(&f->lowat, now);
 	if (f->seq_tail > 0 && !f->src_eof) /* --seq: the stragglers' grace ends */

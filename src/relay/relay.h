@@ -48,6 +48,7 @@ struct flow_ops {
 	enum pump_result (*pump)(struct flow *);
 	int (*poll_events)(const struct flow *, struct pollfd *);
 	void (*poll_result)(struct flow *, const struct pollfd *, int);
+	long (*wait_ms)(const struct flow *, double); /* ... and its deadline: ms from now, -1 */
 	ssize_t (*read)(struct flow *,
 	                size_t);             /* the source into the buffer's tail, read(2)'s way */
 	int (*write)(struct flow *, size_t); /* the buffer's head to the destination: 0, -1 */
