@@ -119,6 +119,7 @@ struct config {
 	int sparse;         /* --sparse: -P's sender sends runs of zeros as a count */
 	int image;          /* --image: a file between two fastcats, with everything on */
 	int chain;          /* --chain: the host operand lists the receivers; -l: a node */
+	int reliable;       /* --reliable: udp numbered, acknowledged, repaired and paced */
 	int resume;         /* --resume: -l goes on with the file on stdout, the sender after it */
 	unsigned retry;     /* --retry: reconnect and resume up to this many times (sender) */
 	long retry_wait_ms; /* --retry-wait: the first wait, doubled up to 8 s */
@@ -209,6 +210,24 @@ struct receiver_outcome {
 	int exact;         /* it wrote the whole stream sent */
 };
 
+/* --reliable: what its datagrams did (reliable/), for the report; counts of this end's view. */
+struct reliable_figures {
+	int on;
+	size_t payload;          /* data bytes a datagram */
+	uint64_t datagrams;      /* data datagrams sent (repairs too), or received */
+	uint64_t repairs;        /* the sender: of them, sent again ... */
+	uint64_t repaired_bytes; /* ... with these bytes */
+	uint64_t acks;           /* acknowledgements received, or sent */
+	uint64_t gap_acks;       /* ... of them naming gaps (the NAKs) */
+	uint64_t probes;         /* the sender: times no acknowledgement came in time */
+	uint64_t duplicates;     /* the receiver: datagrams that came again */
+	uint64_t dropped;        /* ... beyond its store: dropped, to come again */
+	double bottleneck;       /* the sender: the path's rate it measured, bytes/s ... */
+	double pacing;           /* ... and the pace at the end */
+	double min_rtt, srtt;    /* seconds */
+	uint64_t confirmed;      /* the sender: bytes the receiver confirmed as written */
+};
+
 struct session {
 	const struct config *cfg;
 	const struct endpoint *ep;  /* the connection (-P: the first) */
@@ -235,6 +254,7 @@ struct session {
 	const struct receiver_outcome *receivers; /* --chain's sender, once judged: each one */
 	uint64_t slowest; /* --chain's sender: the least any receiver confirmed (--progress) */
 	unsigned nreceivers;
+	struct reliable_figures reliable; /* --reliable */
 };
 
 #endif

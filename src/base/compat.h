@@ -47,4 +47,15 @@
 #define SIOCOUTQ (-1)
 #endif
 
+/*
+ * IP_MTU and IPV6_MTU (Linux): a connected udp socket's path MTU, which sizes --reliable's
+ * datagrams. Where they are missing, -1: getsockopt refuses, and Ethernet's 1500 is taken.
+ */
+#if !HAVE_DECL_IP_MTU
+#define IP_MTU (-1)
+#endif
+#if !HAVE_DECL_IPV6_MTU
+#define IPV6_MTU (-1)
+#endif
+
 #endif

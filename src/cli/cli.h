@@ -7,6 +7,7 @@
 
 #include "fastcat.h"
 #include "chain/chain.h"
+#include "reliable/reliable.h"
 #include "report/report.h"
 #include "stripe/stripe.h"
 #include "verify/verify.h"
@@ -22,6 +23,7 @@ struct session_parts {
 	struct retry *retry;      /* --retry at the receiver: from the sender's join, or NULL */
 	struct chain chain;       /* --chain: the list, the next node, the results */
 	int chained;              /* ... its opening ran */
+	struct reliable reliable; /* --reliable: one end of its datagrams */
 	struct progress progress; /* --progress, --interval, SIGUSR1 */
 };
 

@@ -204,6 +204,14 @@ const struct opt_spec options_table[] = {
      OPT_FIELD(dgram_eof),
      .section = SECTION_TRANSPORT,
      .help = "no zero-length datagram at EOF, and none taken as EOF"},
+    {.name = "reliable",
+     .value = 1,
+     OPT_FIELD(reliable),
+     .section = SECTION_TRANSPORT,
+     .help = "udp that loses nothing (fastcat at both ends, -u and\n"
+             "-lu): numbered datagrams, acknowledged and repaired,\n"
+             "paced to the rate the path delivers; exit 0 when the\n"
+             "receiver confirmed count and XXH64"},
     {.name = "seq",
      .value = 1,
      OPT_FIELD(seq),

@@ -12,7 +12,9 @@
 #include "fastcat.h"
 #include "chain/chain.h"
 #include "net/net.h"
+#include "relay/flow.h"
 #include "relay/relay.h"
+#include "reliable/reliable.h"
 #include "report/report.h"
 #include "resume/resume.h"
 #include "retry/retry.h"
@@ -25,6 +27,28 @@ _Static_assert(RETRY_JOIN_BYTES <= RESUME_JOIN_MAX, "--retry's join fits the ope
 /* What a plain receiver refuses as first bytes: the hellos of the modes it does not run. */
 static const struct hello_guard *const guards[] = {&verify_guard, &stripe_guard, &resume_guard,
                                                    &chain_guard};
+
+/*
+ * A plain datagram end refuses the hellos of the datagram modes it does not run: --verify's
+ * and --reliable's (whose sender then hears no, and says what to give here).
+ */
+static int refuse_datagram(struct flow *f, const unsigned char *head, const unsigned char *body,
+                           size_t len)
+{
+	if (len + DATAGRAM_HEAD == RELIABLE_HELLO_LEN) {
+		unsigned char whole[DATAGRAM_HEAD + RELIABLE_HELLO_LEN];
+
+		memcpy(whole, head, DATAGRAM_HEAD);
+		memcpy(whole + DATAGRAM_HEAD, body, len);
+		if (reliable_refuse(flow_src(f), whole, RELIABLE_HELLO_LEN))
+			return flow_fail(f, EXIT_CONNECT,
+			                 "--reliable: the peer sends --reliable datagrams; give "
+			                 "--reliable at this end too");
+	}
+	return verify_refuse_ops.datagram(f, head, body, len);
+}
+
+static const struct flow_ops refuse_ops = {.datagram = refuse_datagram};
 
 void session_init(struct session *s, const struct config *cfg, const struct endpoint *ep,
                   struct listener *l)
@@ -76,6 +100,8 @@ static int session_open(struct session *s, struct session_parts *p, struct endpo
 	/* -P auto: more may join; --chain: the node before a lost one may reach this one */
 	if (s->listener != NULL && !cfg->keep_listening && p->stripe.growth == NULL && !cfg->chain)
 		listener_stop_accepting(cfg, s->listener);
+	if (cfg->reliable)
+		return reliable_open(&p->reliable, s);
 	if (cfg->chain) { /* the sender connects here: to the first receiver that answers */
 		p->chained = 1;
 		return chain_open(&p->chain, s, ep);
@@ -119,14 +145,16 @@ static void session_relay(struct session *s, struct session_parts *p, struct ret
 		stripe_plug(&p->stripe, &rs);
 	if (confirming != NULL)
 		retry_plug(confirming, s, &rs);
-	if (p->chained) {
+	if (cfg->reliable) {
+		reliable_plug(&p->reliable, s, &rs);
+	} else if (p->chained) {
 		chain_plug(&p->chain, s, &rs);
 	} else if (cfg->verify && !p->striped &&
 	           confirming == NULL) { /* --retry: its own verdict */
 		verify_start(&p->verify, s);
 		verify_plug(&p->verify, &rs);
 	} else if (cfg->transport->datagram) {
-		verify_plug_refusal(&rs);
+		rs.flows[FLOW_RECEIVE].ops = &refuse_ops;
 	} else if (!p->striped && rs.flows[FLOW_RECEIVE].sink.take == NULL) {
 		for (size_t i = 0; i < sizeof guards / sizeof guards[0]; i++)
 			rs.flows[FLOW_RECEIVE].guards[rs.flows[FLOW_RECEIVE].nguards++] = guards[i];
@@ -149,7 +177,9 @@ static void session_conclude(struct session *s, struct session_parts *p, struct 
 {
 	const struct config *cfg = s->cfg;
 
-	if (p->chained)
+	if (cfg->reliable)
+		reliable_conclude(&p->reliable, s);
+	else if (p->chained)
 		chain_conclude(&p->chain, s);
 	else if (rt != NULL || p->retry != NULL)
 		; /* --retry --verify: the sender judges the receiver's verdict (retry_settle) */
@@ -200,6 +230,7 @@ void session_close(struct session *s, struct session_parts *p, struct endpoint *
 
 	if (reset)
 		endpoint_abort(s->cfg, ep);
+	reliable_close(&p->reliable);
 	if (p->chained)
 		chain_close(&p->chain, s->cfg, reset);
 	p->chained = 0;

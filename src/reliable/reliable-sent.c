@@ -53,6 +53,7 @@ uint64_t sent_add(struct sent_log *l, uint64_t off, uint32_t len, double now)
 	    .at = now,
 	    .delivered = l->delivered,
 	    .delivered_at = l->delivered_at > 0 ? l->delivered_at : now,
+	    .first_sent_at = l->first_sent_at > 0 ? l->first_sent_at : now,
 	};
 	return n;
 }
@@ -80,6 +81,12 @@ static void sample(struct sent_log *l, const struct sent_pkt *p, const struct re
                    double now, struct sent_news *news)
 {
 	double rtt = now - p->at - a->delay_us / 1e6, span = now - p->delivered_at;
+	double sending = p->at - p->first_sent_at;
+
+	/* as BBR: over the longer of the two spans, so that acknowledgements that come bunched
+	 * (a gap filled, a receiver's batch) do not read as more rate than was sent */
+	if (sending > span)
+		span = sending;
 
 	if (rtt <= 0)
 		rtt = now - p->at;
@@ -124,6 +131,8 @@ static void acked(struct sent_log *l, uint64_t n, struct sent_news *news)
 	p->live = 0;
 	news->acked_bytes += p->len;
 	l->delivered += p->len;
+	if (p->at > l->first_sent_at)
+		l->first_sent_at = p->at;
 	if (n + 1 > l->largest_acked)
 		l->largest_acked = n + 1;
 }
@@ -200,4 +209,26 @@ int sent_next_repair(struct sent_log *l, size_t max, uint64_t *off, size_t *len)
 		return 1;
 	}
 	return 0;
+}
+
+/*
+ * No acknowledgement came for a probe timeout: every datagram still on the way that was sent
+ * before `before` is taken for lost, its bytes to go again. The bytes it took.
+ */
+uint64_t sent_expire(struct sent_log *l, double before)
+{
+	uint64_t lost = 0;
+
+	for (uint64_t n = l->first; n < l->next; n++) {
+		struct sent_pkt *p = &l->pkt[n % l->cap];
+
+		if (!p->live || p->at >= before)
+			continue;
+		if (rangeset_add(&l->repair, p->off, p->off + p->len) != 0)
+			break; /* the repair set is full: the rest at the next timeout */
+		p->live = 0;
+		lost += p->len;
+		l->lost_pkts++;
+	}
+	return lost;
 }

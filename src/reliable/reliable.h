@@ -1,7 +1,7 @@
 /*
- * reliable.h: --reliable, a paced and repaired datagram transfer over udp (issue 22, being
- * built: so far the wire format, the range sets, the sender's record of what is on the way and
- * the receiver's reorder store; the pumps, the pacer and the opening are not here yet).
+ * reliable.h: --reliable, a paced and repaired datagram transfer over udp: the wire format, the
+ * range sets, the sender's record of what is on the way, the pacer's model of the path, the
+ * receiver's reorder store (all pure), the opening, both pumps, and what a session plugs in.
  * Private to reliable/ and cli/. The protocol: doc/reliable-protocol.md.
  */
 #ifndef FASTCAT_RELIABLE_H
@@ -9,6 +9,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "fastcat.h"
 
 #define RELIABLE_VERSION   1
 #define RELIABLE_HEAD      16 /* every datagram's: magic, type, version, flags, session */
@@ -104,6 +106,7 @@ struct sent_pkt {
 	uint64_t
 	    delivered; /* ... and the bytes acknowledged by then (for a delivery-rate sample) */
 	double delivered_at;
+	double first_sent_at; /* the sending of the newest datagram acknowledged by then */
 };
 
 struct sent_log {
@@ -117,6 +120,7 @@ struct sent_log {
 	uint64_t largest_acked; /* + 1: 0 while none */
 	uint64_t delivered;     /* bytes acknowledged, all told */
 	double delivered_at;
+	double first_sent_at;   /* when the newest datagram acknowledged so far was sent */
 	double srtt, min_rtt;   /* seconds; 0 until the first sample */
 	struct rangeset have;   /* bytes the receiver said it has beyond cum */
 	struct rangeset repair; /* bytes taken for lost: to go again, first */
@@ -153,6 +157,91 @@ struct rate_model {
 	char why[160];              /* the last change of mode, for -v */
 };
 
+/* What the bytes of a store and the numbers of a record come to (both ends, each session). */
+#define RELIABLE_STORE   (32 * MIB) /* the sender's unacknowledged bytes; the receiver's reorder */
+#define RELIABLE_LOG     65536      /* datagrams the sender's record holds at once */
+#define RELIABLE_SILENCE 10.0       /* seconds a peer may say nothing (without -w) */
+#define RELIABLE_SOCKBUF (8 * MIB)  /* SO_SNDBUF and SO_RCVBUF asked for (without -O, -I) */
+
+/* The sender, from the opening to the receiver's confirmation (reliable-send.c). */
+struct reliable_send {
+	int fd;
+	uint64_t session;
+	size_t payload;       /* data bytes a datagram */
+	unsigned char *store; /* a ring of the stream's bytes from the receiver's cum to `read` */
+	size_t size;
+	uint64_t read;     /* stdin's bytes taken into the store, all told */
+	uint64_t next;     /* the first byte never sent */
+	uint64_t room_end; /* the receiver cannot hold a byte at or beyond it (its cum + room) */
+	uint64_t inflight; /* bytes sent and neither acknowledged nor taken for lost */
+	struct sent_log log;
+	struct rate_model model;
+	double tokens, tokens_at; /* the pacer's bucket, bytes */
+	double heard_at;          /* the receiver's last datagram */
+	double probe_at;          /* no acknowledgement since: then what is on the way is lost */
+	unsigned probes;          /* ... in a row (each doubles the wait) */
+	double end_at;            /* the end (E) went last then, 0: not yet */
+	double silence;           /* seconds the receiver may say nothing */
+	int eof, confirmed, sock_ready;
+	struct digest digest; /* XXH64 of stdin's bytes */
+	struct reliable_end end, peer;
+	struct reliable_figures *fig;
+};
+
+/* The receiver, from the hello to the sender's last word (reliable-recv.c). */
+struct reliable_recv {
+	int fd;
+	uint64_t session;
+	size_t payload;
+	struct reorder store;
+	unsigned char *slots; /* BATCH_MAX datagrams of RELIABLE_DATA_HEAD + payload */
+	struct reliable_hello answer;
+	uint64_t largest_pkt, delivered, datagrams;
+	uint64_t highest;   /* the end of the highest bytes received */
+	double largest_at;  /* when largest_pkt came */
+	unsigned unacked;   /* data datagrams since the last acknowledgement */
+	double unacked_at;  /* the first of them came then */
+	double acked_at;    /* the last acknowledgement went then */
+	uint32_t room_told; /* the room it said */
+	int gap;            /* a datagram came out of order since the last acknowledgement */
+	double heard_at;    /* the sender's last datagram */
+	double silence;
+	int end_seen, confirmed, stdout_ready;
+	double linger_until; /* after the confirmation: the sender's E may come again until then */
+	struct reliable_end end;
+	struct digest digest;
+	struct reliable_figures *fig;
+};
+
+/* --reliable in a session: one end's state (reliable.c). */
+struct reliable {
+	int opened, listening;
+	struct reliable_send send;
+	struct reliable_recv recv;
+};
+
+struct relay_setup;
+
+/* reliable.c */
+int reliable_open(struct reliable *, struct session *);
+void reliable_plug(struct reliable *, struct session *, struct relay_setup *);
+void reliable_conclude(struct reliable *, struct session *);
+void reliable_close(struct reliable *);
+
+/* reliable-open.c */
+int reliable_connect(struct reliable_send *, struct session *);
+int reliable_accept(struct reliable_recv *, struct session *);
+size_t reliable_path_payload(int, const struct config *);
+
+/* reliable-send.c */
+extern const struct flow_ops reliable_send_ops;
+void reliable_send_free(struct reliable_send *);
+
+/* reliable-recv.c */
+extern const struct flow_ops reliable_recv_ops;
+void reliable_recv_free(struct reliable_recv *);
+int reliable_refuse(int, const unsigned char *, size_t);
+
 /* reliable-wire.c (pure; fuzzed by fuzz-frame) */
 void reliable_head_encode(unsigned char *, const struct reliable_head *);
 int reliable_head_decode(const unsigned char *, size_t, struct reliable_head *);
@@ -181,6 +270,7 @@ uint64_t sent_add(struct sent_log *, uint64_t, uint32_t, double);
 int sent_full(const struct sent_log *);
 void sent_ack(struct sent_log *, const struct reliable_ack *, double, struct sent_news *);
 int sent_next_repair(struct sent_log *, size_t, uint64_t *, size_t *);
+uint64_t sent_expire(struct sent_log *, double);
 
 /* reliable-rate.c (pure) */
 void rate_init(struct rate_model *, double, double, double);

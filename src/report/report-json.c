@@ -159,11 +159,32 @@ static void json_receivers(char *out, size_t len, const struct session *s)
 		snprintf(out + n, len - n, "]");
 }
 
+/* --reliable: ,"reliable":{...} with its figures; nothing without it. */
+static void json_reliable(char *out, size_t len, const struct session *s)
+{
+	const struct reliable_figures *f = &s->reliable;
+
+	out[0] = '\0';
+	if (!f->on)
+		return;
+	snprintf(out, len,
+	         ",\"reliable\":{\"payload\":%zu,\"datagrams\":%llu,\"resent\":%llu,"
+	         "\"resent_bytes\":%llu,\"acks\":%llu,\"gap_acks\":%llu,\"timeouts\":%llu,"
+	         "\"duplicates\":%llu,\"dropped\":%llu,\"path_bps\":%.0f,\"pacing_bps\":%.0f,"
+	         "\"rtt_ms\":%.3f,\"min_rtt_ms\":%.3f}",
+	         f->payload, (unsigned long long)f->datagrams, (unsigned long long)f->repairs,
+	         (unsigned long long)f->repaired_bytes, (unsigned long long)f->acks,
+	         (unsigned long long)f->gap_acks, (unsigned long long)f->probes,
+	         (unsigned long long)f->duplicates, (unsigned long long)f->dropped,
+	         f->bottleneck * 8, f->pacing * 8, f->srtt * 1e3, f->min_rtt * 1e3);
+}
+
 /* The report as one JSON line on stderr (fastcat(1) documents its keys). */
 void report_print_json(const struct session *s, int final, int sndbuf, int rcvbuf, double now)
 {
 	const struct config *cfg = s->cfg;
 	char sent[512], received[512], local[160], peer[160], error[2048], tcp[512] = "";
+	char reliable[512];
 	char resumed[24] = "null", skipped[24] = "null", retries[24] = "null",
 	     confirmed[24] = "null";
 	size_t streams_len = s->conns.n > 0 ? (size_t)s->conns.n * 512 : 1;
@@ -186,6 +207,7 @@ void report_print_json(const struct session *s, int final, int sndbuf, int rcvbu
 		memcpy(tcp, key, sizeof key - 1);
 		json_tcp(tcp + sizeof key - 1, sizeof tcp - (sizeof key - 1), &s->tcp);
 	}
+	json_reliable(reliable, sizeof reliable, s);
 	if (streams != NULL)
 		json_streams(streams, streams_len, s);
 	if (receivers != NULL)
@@ -205,15 +227,15 @@ void report_print_json(const struct session *s, int final, int sndbuf, int rcvbu
 	    stderr,
 	    "{\"fastcat\":\"%s\",\"final\":%s,\"transport\":\"%s\",\"local\":%s,\"peer\":%s,"
 	    "\"chunk_size\":%zu,\"read_size\":%zu,\"write_size\":%zu,\"sndbuf\":%d,\"rcvbuf\":%d,"
-	    "\"sent\":%s,\"received\":%s%s%s%s,\"resumed_at\":%s,\"skipped\":%s,\"retries\":%s,"
+	    "\"sent\":%s,\"received\":%s%s%s%s%s,\"resumed_at\":%s,\"skipped\":%s,\"retries\":%s,"
 	    "\"confirmed\":%s,\"verified\":%s,\"exit_status\":%d,\"error\":%s}\n",
 	    FASTCAT_VERSION, final ? "true" : "false", cfg->transport->name, local, peer,
 	    cfg->read_size > cfg->write_size ? cfg->read_size : cfg->write_size, cfg->read_size,
 	    cfg->write_size, sndbuf, rcvbuf, sent, received, tcp, streams != NULL ? streams : "",
-	    receivers != NULL ? receivers : "", resumed, skipped, retries, confirmed,
-	    !cfg->verify          ? "null"
-	    : s->verdict.verified ? "true"
-	                          : "false",
+	    receivers != NULL ? receivers : "", reliable, resumed, skipped, retries, confirmed,
+	    !cfg->verify && !cfg->reliable ? "null"
+	    : s->verdict.verified          ? "true"
+	                                   : "false",
 	    s->failure.status, error);
 	free(streams);
 	free(receivers);

@@ -257,6 +257,38 @@ static void print_human_sync(const struct session *s)
 	        (unsigned long long)f->syncs, f->syncs == 1 ? "" : "s", f->sync_seconds);
 }
 
+/*
+ * --reliable: what its datagrams did ("186413 datagrams of up to 1440 bytes, 1893 sent again
+ * (1.0 %), ..., path 941.2 Mbit/s, paced at 941.0, round trip 100.4 ms (min 100.0)").
+ */
+static void print_human_reliable(const struct session *s)
+{
+	const struct reliable_figures *f = &s->reliable;
+
+	if (!f->on)
+		return;
+	if (s->cfg->listen) {
+		fprintf(stderr,
+		        "fastcat: --reliable: %llu datagrams of up to %zu bytes, %llu duplicates, "
+		        "%llu dropped beyond the store, %llu acknowledgements sent (%llu naming "
+		        "gaps)\n",
+		        (unsigned long long)f->datagrams, f->payload,
+		        (unsigned long long)f->duplicates, (unsigned long long)f->dropped,
+		        (unsigned long long)f->acks, (unsigned long long)f->gap_acks);
+		return;
+	}
+	fprintf(
+	    stderr,
+	    "fastcat: --reliable: %llu datagrams of up to %zu bytes, %llu sent again (%.1f %%), "
+	    "%llu acknowledgements (%llu naming gaps), %llu timeouts; path %.1f Mbit/s, paced "
+	    "at %.1f, round trip %.1f ms (min %.1f)\n",
+	    (unsigned long long)f->datagrams, f->payload, (unsigned long long)f->repairs,
+	    f->datagrams > 0 ? 100.0 * (double)f->repairs / (double)f->datagrams : 0.0,
+	    (unsigned long long)f->acks, (unsigned long long)f->gap_acks,
+	    (unsigned long long)f->probes, f->bottleneck * 8 / 1e6, f->pacing * 8 / 1e6,
+	    f->srtt * 1e3, f->min_rtt * 1e3);
+}
+
 static void print_human(const struct session *s, int sndbuf, int rcvbuf, double now)
 {
 	const struct config *cfg = s->cfg;
@@ -279,7 +311,8 @@ static void print_human(const struct session *s, int sndbuf, int rcvbuf, double 
 	print_human_sync(s);
 	print_human_zeros(s);
 	/* with --resume the counts are the whole file's, as the digests are */
-	if (cfg->verify && s->verdict.verified && s->one_way)
+	print_human_reliable(s);
+	if ((cfg->verify || cfg->reliable) && s->verdict.verified && s->one_way)
 		print_human_verified_one_way(s);
 	else if (cfg->verify && s->verdict.verified)
 		fprintf(stderr,

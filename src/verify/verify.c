@@ -47,12 +47,6 @@ void verify_plug(struct verify *v, struct relay_setup *rs)
 	relay_add_agent(rs, &verify_dgram_agent, v);
 }
 
-/* No --verify here, over datagrams: a peer's verify hello is refused, and the peer told. */
-void verify_plug_refusal(struct relay_setup *rs)
-{
-	rs->flows[FLOW_RECEIVE].ops = &verify_refuse_ops;
-}
-
 /*
  * The counts or digests of a direction differ: "--verify: MINE N bytes (xxh64 D) but the THEIRS
  * N (xxh64 D)", exit 6. MINE is what this end did, THEIRS what the peer says it did.

@@ -107,7 +107,6 @@ struct verify {
 extern const struct hello_guard verify_guard;
 void verify_start(struct verify *, struct session *);
 void verify_plug(struct verify *, struct relay_setup *);
-void verify_plug_refusal(struct relay_setup *);
 void verify_conclude(struct verify *, struct session *);
 void verify_conclude_striped(struct session *);
 
