@@ -1,13 +1,13 @@
 /*
  * reliable-rate.c: the --reliable sender's model of its path, after BBR (Cardwell et al.,
  * 2016): the rate it paces at and the bytes it lets be on the way come from two numbers it
- * measures, the bottleneck's rate (the largest delivery-rate sample of the last 10 round
- * trips) and the round trip with no queue (the least sample of the last 10 s). Startup doubles
- * the rate every round trip until three rounds in a row did not deliver 25 % more; drain then
- * empties the queue startup built; probe cycles its gain (5/4 for a round trip, 3/4 for one,
- * then 1 for six), so that it finds more rate when the path frees and drains what its probe
- * queued. A random loss changes neither number, so it costs no rate; a queue that stands
- * raises the round trip, and the 3/4 phase drains it. Pure.
+ * measures, the bottleneck's rate (the largest delivery-rate sample of the last 10 rounds,
+ * each a round trip of 5 ms at least) and the round trip with no queue (the least sample of
+ * the last 10 s). Startup doubles the rate every round until three rounds in a row did not
+ * deliver 25 % more; drain then empties the queue startup built; probe cycles its gain (5/4
+ * for a round, 3/4 for one, then 1 for six), so that it finds more rate when the path frees
+ * and drains what its probe queued. A random loss changes neither number, so it costs no
+ * rate; a queue that stands raises the round trip, and the 3/4 phase drains it. Pure.
  */
 #include "config.h"
 
@@ -21,6 +21,7 @@
 #define FULL_ROUNDS  3
 #define MIN_RTT_LIFE 10.0
 #define CWND_GAIN    2.0
+#define ROUND_FLOOR  0.005 /* seconds a round lasts at least: the pacer's timer is 1 ms */
 
 static const double probe_gain[8] = {1.25, 0.75, 1, 1, 1, 1, 1, 1};
 
@@ -51,6 +52,17 @@ static double window_max(const struct rate_model *m)
 	for (unsigned i = 0; i < RATE_ROUNDS; i++)
 		most = m->round_bw[i] > most ? m->round_bw[i] : most;
 	return most;
+}
+
+/*
+ * A round of the model: a round trip, but never shorter than the pacer can keep to. On
+ * loopback a round trip is 0.1 ms while the sender wakes every millisecond: rounds that
+ * short would hold the largest rate of the last 1 ms (a scheduling hiccup would cost it),
+ * end startup on noise and give probing's 5/4 less time than one wake-up.
+ */
+static double round_len(const struct rate_model *m)
+{
+	return m->min_rtt > ROUND_FLOOR ? m->min_rtt : ROUND_FLOOR;
 }
 
 /* A round trip passed: startup's test for a full pipe. 1 when the mode changed. */
@@ -88,7 +100,7 @@ static int phase_turn(struct rate_model *m, double now, double inflight)
 		         m->min_rtt * 1e3);
 		return 1;
 	}
-	if (m->mode == RATE_PROBE && now - m->phase_start >= m->min_rtt) {
+	if (m->mode == RATE_PROBE && now - m->phase_start >= round_len(m)) {
 		m->phase = (m->phase + 1) % 8;
 		m->phase_start = now;
 	}
@@ -111,7 +123,7 @@ int rate_sample(struct rate_model *m, double now, double rtt, double rate, doubl
 	if (rate > m->round_bw[m->round % RATE_ROUNDS])
 		m->round_bw[m->round % RATE_ROUNDS] = rate;
 	m->bw = window_max(m);
-	if (m->min_rtt > 0 && now - m->round_start >= m->min_rtt)
+	if (m->min_rtt > 0 && now - m->round_start >= round_len(m))
 		changed = round_over(m, now);
 	if (m->min_rtt > 0)
 		changed |= phase_turn(m, now, inflight);

@@ -333,6 +333,18 @@ static void rate_modes(void)
 	tap_ok(m.mode == RATE_PROBE && changes >= 1 && m.bw == 1e7,
 	       "startup, drain, then probe at the path's 10 MB/s: %s", m.why);
 	tap_ok(rate_inflight(&m, 0) == 2 * 1e7 * 0.02, "on the way: twice the rate's round trip");
+
+	/* loopback: 0.1 ms round trips, then a hiccup of 2 ms that delivered little */
+	rate_init(&m, 1e6, 0, 0);
+	for (int i = 1; i <= 210; i++) {
+		double t = 0.0001 * i, rate = i > 190 ? 1e8 : 2e9;
+
+		rate_sample(&m, t, 0.0001, rate, 2e9 * 0.0001);
+	}
+	tap_ok(m.round == 4 && m.bw == 2e9,
+	       "a round lasts 5 ms at least: 21 ms of 0.1 ms round trips are %u rounds, and a 2 ms "
+	       "hiccup leaves the rate at %.0f MB/s",
+	       m.round, m.bw / 1e6);
 }
 
 static void rate_finds_the_path(void)
