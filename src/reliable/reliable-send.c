@@ -219,7 +219,7 @@ static size_t next_piece(struct reliable_send *r, int holding, uint64_t *off, in
 {
 	size_t len;
 
-	if (sent_next_repair(&r->log, r->payload, off, &len)) {
+	if (sent_next_repair(&r->log, r->payload, r->size, off, &len)) {
 		*repair = 1;
 	} else {
 		int want_room = r->room_end < r->read;
@@ -234,7 +234,8 @@ static size_t next_piece(struct reliable_send *r, int holding, uint64_t *off, in
 			return 0;
 		*repair = 0;
 	}
-	if (len > r->size - (size_t)(*off % r->size)) /* a datagram never wraps the ring */
+	/* a datagram never wraps the ring (a repair is cut there already, its rest kept) */
+	if (len > r->size - (size_t)(*off % r->size))
 		len = r->size - (size_t)(*off % r->size);
 	if (!*repair)
 		r->next = *off + len;

@@ -185,10 +185,11 @@ void sent_ack(struct sent_log *l, const struct reliable_ack *a, double now, stru
 }
 
 /*
- * The next bytes to repair, at most max, in *off and *len (the receiver's
+ * The next bytes to repair, at most max and never across a multiple of wrap (the sender's
+ * ring: a datagram is one piece of it; 0: no bound), in *off and *len (the receiver's
  * ranges skipped): 1, or 0 when nothing waits.
  */
-int sent_next_repair(struct sent_log *l, size_t max, uint64_t *off, size_t *len)
+int sent_next_repair(struct sent_log *l, size_t max, uint64_t wrap, uint64_t *off, size_t *len)
 {
 	while (l->repair.n > 0) {
 		struct reliable_range *r = &l->repair.r[0];
@@ -201,6 +202,8 @@ int sent_next_repair(struct sent_log *l, size_t max, uint64_t *off, size_t *len)
 			rangeset_join(&l->repair, r->to); /* all of it arrived after all */
 			continue;
 		}
+		if (wrap > 0 && to > (from / wrap + 1) * wrap)
+			to = (from / wrap + 1) * wrap; /* the rest stays in the set, for the next piece */
 		*off = from;
 		*len = (size_t)(to - from < max ? to - from : max);
 		r->from = from + *len;

@@ -269,7 +269,7 @@ void sent_free(struct sent_log *);
 uint64_t sent_add(struct sent_log *, uint64_t, uint32_t, double);
 int sent_full(const struct sent_log *);
 void sent_ack(struct sent_log *, const struct reliable_ack *, double, struct sent_news *);
-int sent_next_repair(struct sent_log *, size_t, uint64_t *, size_t *);
+int sent_next_repair(struct sent_log *, size_t, uint64_t, uint64_t *, size_t *);
 uint64_t sent_expire(struct sent_log *, double);
 
 /* reliable-rate.c (pure) */

@@ -173,15 +173,15 @@ static void sent_losses(void)
 	       "the round trip from the largest number: %.4f s", news.rtt);
 	tap_ok(news.rate > 9800 && news.rate < 9900,
 	       "the delivery rate since it was sent: %.0f B/s", news.rate);
-	tap_ok(sent_next_repair(&l, 1000, &off, &len) == 1 && off == 300 && len == 100 &&
-	           sent_next_repair(&l, 1000, &off, &len) == 0,
+	tap_ok(sent_next_repair(&l, 1000, 0, &off, &len) == 1 && off == 300 && len == 100 &&
+	           sent_next_repair(&l, 1000, 0, &off, &len) == 0,
 	       "its bytes wait for repair, once");
 	tap_ok(l.first == 10, "nothing older is kept");
 	sent_add(&l, 1000, 100, 0.2);
 	sent_add(&l, 1100, 100, 0.3);
 	a = ack_of(11, 1000, 1100, 1200);
 	sent_ack(&l, &a, 0.41, &news);
-	tap_ok(news.lost_bytes == 100 && sent_next_repair(&l, 1000, &off, &len) == 1 && off == 1000,
+	tap_ok(news.lost_bytes == 100 && sent_next_repair(&l, 1000, 0, &off, &len) == 1 && off == 1000,
 	       "one number below the largest but 9/8 round trips older: lost too");
 	sent_free(&l);
 }
@@ -212,11 +212,18 @@ static void sent_repair_skips(void)
 	a.range[1] = (struct reliable_range){3000, 7000};
 	sent_ack(&l, &a, 0.07, &news);
 	tap_ok(news.lost_bytes == 2000, "then 1 and 2 are: 2000 bytes more");
-	tap_ok(sent_next_repair(&l, 700, &off, &len) == 1 && off == 0 && len == 700 &&
-	           sent_next_repair(&l, 700, &off, &len) == 1 && off == 700 && len == 700 &&
-	           sent_next_repair(&l, 700, &off, &len) == 1 && off == 1400 && len == 100 &&
-	           sent_next_repair(&l, 700, &off, &len) == 1 && off == 2000 && len == 700,
+	tap_ok(sent_next_repair(&l, 700, 0, &off, &len) == 1 && off == 0 && len == 700 &&
+	           sent_next_repair(&l, 700, 0, &off, &len) == 1 && off == 700 && len == 700 &&
+	           sent_next_repair(&l, 700, 0, &off, &len) == 1 && off == 1400 && len == 100 &&
+	           sent_next_repair(&l, 700, 0, &off, &len) == 1 && off == 2000 && len == 700,
 	       "repairs in pieces of at most 700, around what the receiver has (1500-2000)");
+	sent_free(&l);
+	sent_init(&l, 8);
+	(void)rangeset_add(&l.repair, 990, 1010);
+	tap_ok(sent_next_repair(&l, 1440, 1000, &off, &len) == 1 && off == 990 && len == 10 &&
+	           sent_next_repair(&l, 1440, 1000, &off, &len) == 1 && off == 1000 && len == 10 &&
+	           sent_next_repair(&l, 1440, 1000, &off, &len) == 0,
+	       "a repair across the ring's end goes in two pieces, none of it forgotten");
 	sent_free(&l);
 }
 
@@ -256,7 +263,7 @@ static void send_one(struct sent_log *l, uint64_t *top, const struct path *p, do
 	size_t len;
 	double queued;
 
-	if (!sent_next_repair(l, 1440, &off, &len)) {
+	if (!sent_next_repair(l, 1440, 0, &off, &len)) {
 		off = *top;
 		len = 1440;
 		*top += len;
