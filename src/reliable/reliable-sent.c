@@ -203,7 +203,8 @@ int sent_next_repair(struct sent_log *l, size_t max, uint64_t wrap, uint64_t *of
 			continue;
 		}
 		if (wrap > 0 && to > (from / wrap + 1) * wrap)
-			to = (from / wrap + 1) * wrap; /* the rest stays in the set, for the next piece */
+			to = (from / wrap + 1) *
+			     wrap; /* the rest stays in the set, for the next piece */
 		*off = from;
 		*len = (size_t)(to - from < max ? to - from : max);
 		r->from = from + *len;
