@@ -108,22 +108,28 @@ static int phase_turn(struct rate_model *m, double now, double inflight)
 }
 
 /*
- * An acknowledgement's samples at now (rtt, rate: 0 when it gave none) and
- * the bytes on the way after it. 1 when the mode changed (why says how).
+ * An acknowledgement's samples at now (rtt, rate: 0 when it gave none; app_limited: its
+ * datagram went while the sender had less to send than the pace) and the bytes on the way
+ * after it. 1 when the mode changed (why says how).
+ *
+ * As BBR: a sample the sender held back enters the rate only when it is higher, and a round
+ * passes only with a sample that counts, so that stdin pausing (a disk seeking, a pipe
+ * waiting for its writer) or acknowledgements that deliver nothing cost no rate.
  */
-int rate_sample(struct rate_model *m, double now, double rtt, double rate, double inflight)
+int rate_sample(struct rate_model *m, double now, double rtt, double rate, double inflight,
+                int app_limited)
 {
-	int changed = 0;
+	int changed = 0, counts = rate > 0 && (!app_limited || rate >= m->bw);
 
 	if (rtt > 0 &&
 	    (m->min_rtt == 0 || rtt <= m->min_rtt || now - m->min_rtt_at > MIN_RTT_LIFE)) {
 		m->min_rtt = rtt;
 		m->min_rtt_at = now;
 	}
-	if (rate > m->round_bw[m->round % RATE_ROUNDS])
+	if (counts && rate > m->round_bw[m->round % RATE_ROUNDS])
 		m->round_bw[m->round % RATE_ROUNDS] = rate;
 	m->bw = window_max(m);
-	if (m->min_rtt > 0 && now - m->round_start >= round_len(m))
+	if (counts && m->min_rtt > 0 && now - m->round_start >= round_len(m))
 		changed = round_over(m, now);
 	if (m->min_rtt > 0)
 		changed |= phase_turn(m, now, inflight);

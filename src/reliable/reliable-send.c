@@ -101,7 +101,7 @@ static void take_ack(struct flow *f, struct reliable_send *r, const struct relia
 		r->probes = 0;
 		r->probe_at = now + probe_wait(r);
 	}
-	if (rate_sample(&r->model, now, news.rtt, news.rate, (double)r->inflight))
+	if (rate_sample(&r->model, now, news.rtt, news.rate, (double)r->inflight, news.app_limited))
 		log_verbose("--reliable: %s", r->model.why);
 	f->moved = 1;
 }
@@ -261,8 +261,15 @@ static int send_data(struct flow *f, struct reliable_send *r, double now)
 	       (double)r->inflight < cap) {
 		size_t len = next_piece(r, !r->eof && f->stdio_ready, &offs[n], &repairs[n]);
 
-		if (len == 0)
+		if (len == 0) {
+			/* the pace and the model allowed more, but stdin had none ready: what
+			 * goes until those on the way are delivered measures stdin, not the
+			 * path (as in BBR; a full store or the receiver's room is the path's
+			 * rate or the receiver's, and counts) */
+			if (!r->eof && !f->stdio_ready)
+				sent_app_limited(&r->log, r->inflight);
 			break;
+		}
 		lens[n] = len;
 		reliable_data_encode(
 		    head[n], r->session,

@@ -54,8 +54,19 @@ uint64_t sent_add(struct sent_log *l, uint64_t off, uint32_t len, double now)
 	    .delivered = l->delivered,
 	    .delivered_at = l->delivered_at > 0 ? l->delivered_at : now,
 	    .first_sent_at = l->first_sent_at > 0 ? l->first_sent_at : now,
+	    .app_limited = l->app_limited != 0,
 	};
 	return n;
+}
+
+/*
+ * The sender had nothing to send that the pace allowed (stdin gave less, or the receiver's
+ * room was full), with inflight bytes on the way: the datagrams sent until those are
+ * delivered measure the sender, not the path, as BBR marks them.
+ */
+void sent_app_limited(struct sent_log *l, uint64_t inflight)
+{
+	l->app_limited = l->delivered + inflight + 1;
 }
 
 /* The receiver has all of pkt's bytes. */
@@ -97,6 +108,7 @@ static void sample(struct sent_log *l, const struct sent_pkt *p, const struct re
 	}
 	if (span > 0)
 		news->rate = (double)(l->delivered - p->delivered) / span;
+	news->app_limited = p->app_limited;
 }
 
 /* Datagrams in doubt far enough below the largest acknowledged, or old enough: lost. */
@@ -177,6 +189,8 @@ void sent_ack(struct sent_log *l, const struct reliable_ack *a, double now, stru
 		newest = NULL; /* it was not covered after all */
 	if (news->acked_bytes > 0)
 		l->delivered_at = now;
+	if (l->app_limited != 0 && l->delivered + 1 > l->app_limited)
+		l->app_limited = 0;
 	if (newest != NULL)
 		sample(l, newest, a, now, news);
 	find_lost(l, now, news);

@@ -107,6 +107,7 @@ struct sent_pkt {
 	    delivered; /* ... and the bytes acknowledged by then (for a delivery-rate sample) */
 	double delivered_at;
 	double first_sent_at; /* the sending of the newest datagram acknowledged by then */
+	int app_limited;      /* sent while stdin (or the receiver's room) held the sender back */
 };
 
 struct sent_log {
@@ -125,13 +126,15 @@ struct sent_log {
 	struct rangeset have;   /* bytes the receiver said it has beyond cum */
 	struct rangeset repair; /* bytes taken for lost: to go again, first */
 	uint64_t lost_pkts;
+	uint64_t app_limited; /* + 1: what is sent is app-limited until delivered passes it */
 };
 
 /* What one acknowledgement told the sender. */
 struct sent_news {
 	uint64_t acked_bytes, lost_bytes;
-	double rtt;  /* a round-trip sample, or 0 */
-	double rate; /* a delivery-rate sample in bytes a second, or 0 */
+	double rtt;      /* a round-trip sample, or 0 */
+	double rate;     /* a delivery-rate sample in bytes a second, or 0 */
+	int app_limited; /* the sample's datagram went while the sender had less than the pace */
 };
 
 /*
@@ -268,13 +271,14 @@ int sent_init(struct sent_log *, uint64_t);
 void sent_free(struct sent_log *);
 uint64_t sent_add(struct sent_log *, uint64_t, uint32_t, double);
 int sent_full(const struct sent_log *);
+void sent_app_limited(struct sent_log *, uint64_t);
 void sent_ack(struct sent_log *, const struct reliable_ack *, double, struct sent_news *);
 int sent_next_repair(struct sent_log *, size_t, uint64_t, uint64_t *, size_t *);
 uint64_t sent_expire(struct sent_log *, double);
 
 /* reliable-rate.c (pure) */
 void rate_init(struct rate_model *, double, double, double);
-int rate_sample(struct rate_model *, double, double, double, double);
+int rate_sample(struct rate_model *, double, double, double, double, int);
 double rate_pacing(const struct rate_model *);
 double rate_inflight(const struct rate_model *, double);
 

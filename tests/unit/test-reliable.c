@@ -181,7 +181,8 @@ static void sent_losses(void)
 	sent_add(&l, 1100, 100, 0.3);
 	a = ack_of(11, 1000, 1100, 1200);
 	sent_ack(&l, &a, 0.41, &news);
-	tap_ok(news.lost_bytes == 100 && sent_next_repair(&l, 1000, 0, &off, &len) == 1 && off == 1000,
+	tap_ok(news.lost_bytes == 100 && sent_next_repair(&l, 1000, 0, &off, &len) == 1 &&
+	           off == 1000,
 	       "one number below the largest but 9/8 round trips older: lost too");
 	sent_free(&l);
 }
@@ -224,6 +225,23 @@ static void sent_repair_skips(void)
 	           sent_next_repair(&l, 1440, 1000, &off, &len) == 1 && off == 1000 && len == 10 &&
 	           sent_next_repair(&l, 1440, 1000, &off, &len) == 0,
 	       "a repair across the ring's end goes in two pieces, none of it forgotten");
+	sent_free(&l);
+
+	sent_init(&l, 8);
+	sent_add(&l, 0, 1000, 0);
+	sent_app_limited(&l, 1000); /* stdin had no more, 1000 bytes on the way */
+	sent_add(&l, 1000, 1000, 0.01);
+	a = ack_of(0, 1000, 0, 0);
+	sent_ack(&l, &a, 0.05, &news);
+	{
+		int first = news.app_limited;
+
+		a = ack_of(1, 2000, 0, 0);
+		sent_ack(&l, &a, 0.06, &news);
+		tap_ok(!first && news.app_limited && l.app_limited == 0,
+		       "a datagram sent while stdin held the sender back gives an app-limited "
+		       "sample; once what was on the way is delivered, the mark is gone");
+	}
 	sent_free(&l);
 }
 
@@ -302,7 +320,7 @@ static double simulate(const struct path *p, double seconds, double *mean_rtt)
 			now = t_ack;
 			sent_ack(&l, &a, now, &news);
 			inflight -= news.acked_bytes + news.lost_bytes;
-			rate_sample(&m, now, news.rtt, news.rate, (double)inflight);
+			rate_sample(&m, now, news.rtt, news.rate, (double)inflight, 0);
 			if (news.rtt > 0 && now > 1) {
 				rtt_sum += news.rtt;
 				samples++;
@@ -335,7 +353,7 @@ static void rate_modes(void)
 	for (int i = 1; i <= 400; i++) {
 		double t = 0.005 * i, sent = rate_pacing(&m);
 
-		changes += rate_sample(&m, t, 0.02, sent < 1e7 ? sent : 1e7, 1e7 * 0.02);
+		changes += rate_sample(&m, t, 0.02, sent < 1e7 ? sent : 1e7, 1e7 * 0.02, 0);
 	}
 	tap_ok(m.mode == RATE_PROBE && changes >= 1 && m.bw == 1e7,
 	       "startup, drain, then probe at the path's 10 MB/s: %s", m.why);
@@ -346,12 +364,30 @@ static void rate_modes(void)
 	for (int i = 1; i <= 210; i++) {
 		double t = 0.0001 * i, rate = i > 190 ? 1e8 : 2e9;
 
-		rate_sample(&m, t, 0.0001, rate, 2e9 * 0.0001);
+		rate_sample(&m, t, 0.0001, rate, 2e9 * 0.0001, 0);
 	}
 	tap_ok(m.round == 4 && m.bw == 2e9,
 	       "a round lasts 5 ms at least: 21 ms of 0.1 ms round trips are %u rounds, and a 2 ms "
 	       "hiccup leaves the rate at %.0f MB/s",
 	       m.round, m.bw / 1e6);
+
+	/* 10 MB/s at 20 ms, then stdin pauses: heartbeats for 1.5 s, then a trickle it held back */
+	rate_init(&m, 1e6, 0, 0);
+	for (int i = 1; i <= 400; i++)
+		rate_sample(&m, 0.005 * i, 0.02, 1e7, 1e7 * 0.02, 0);
+	for (int i = 1; i <= 15; i++)
+		rate_sample(&m, 2 + 0.1 * i, 0, 0, 0, 0);
+	tap_ok(m.bw == 1e7,
+	       "1.5 s of acknowledgements that deliver nothing keep the rate: %.0f MB/s",
+	       m.bw / 1e6);
+	for (int i = 1; i <= 400; i++)
+		rate_sample(&m, 3.5 + 0.005 * i, 0.02, 1e6, 1e6 * 0.02, 1);
+	tap_ok(m.bw == 1e7, "2 s of samples stdin held back at 1 MB/s keep it too: %.0f MB/s",
+	       m.bw / 1e6);
+	for (int i = 1; i <= 400; i++)
+		rate_sample(&m, 5.5 + 0.005 * i, 0.02, 5e6, 5e6 * 0.02, 0);
+	tap_ok(m.bw == 5e6, "a path that gives only 5 MB/s for 2 s lowers it: %.0f MB/s",
+	       m.bw / 1e6);
 }
 
 static void rate_finds_the_path(void)
