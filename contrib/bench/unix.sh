@@ -27,6 +27,8 @@
 #               bare-plain   (only with -t) the same with one send()/recv() per datagram
 #   udp       UDP 127.0.0.1, 512 MiB -> a /dev/shm file; goodput, loss %; ratio vs nc.openbsd
 #               fastcat      fastcat --seq -lu / -u                    (65499 B + 8 B number)
+#               fastcat-reliable  fastcat -lu --reliable / -u --reliable (65475 B + 32 B header;
+#                            paced and repaired: nothing lost, the rate it finds)
 #               nc.openbsd   nc.openbsd -lu / nc.openbsd -q 0 -u       (16 KiB)
 #               socat        socat -u UDP-RECV / UDP-SENDTO            (8 KiB)
 #               socat-b65507 (only with -t) the same with -b 65507
@@ -99,7 +101,7 @@ wl_tools() { # WORKLOAD -> default tools, optional tools
 	stream) echo "fastcat,nc.openbsd,socat,socat-b128k ncat" ;;
 	dgram64k) echo "fastcat,socat,socat-b64k,nc.openbsd ncat" ;;
 	seed) echo "fastcat,bare bare-plain" ;;
-	udp) echo "fastcat,nc.openbsd,socat socat-b65507,ncat" ;;
+	udp) echo "fastcat,fastcat-reliable,nc.openbsd,socat socat-b65507,ncat" ;;
 	esac
 }
 wl_base() { case $1 in stream | udp) echo nc.openbsd ;; dgram64k) echo socat ;; seed) echo bare ;; esac; }
@@ -121,6 +123,10 @@ spec() {
 		udp) both+=(--seq) RECV=(-lu "$HOST" "$ep") SEND=(-u "$HOST" "$ep") ;;
 		esac
 		RECV=("$FASTCAT" -v "${both[@]}" "${RECV[@]}") SEND=("$FASTCAT" "${both[@]}" "${SEND[@]}") ;;
+	udp:fastcat-reliable)
+		NEED=$FASTCAT READY=stderr SELF_END=1
+		RECV=("$FASTCAT" -v --report=json "${FC_ARGS[@]}" -lu --reliable "$HOST" "$ep")
+		SEND=("$FASTCAT" --report=json "${FC_ARGS[@]}" -u --reliable "$HOST" "$ep") ;;
 	stream:nc.openbsd) READY=ssx SELF_END=1 RECV=(nc.openbsd -lU "$ep") SEND=(nc.openbsd -NU "$ep") ;;
 	stream:socat | stream:socat-b128k)
 		local b=()

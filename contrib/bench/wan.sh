@@ -14,7 +14,8 @@
 #   -s MIB      bytes per run, in MiB (default 1024)
 #   -n ROUNDS   rounds (default 1)
 #   -t LIST     tools, comma-separated (default fastcat,nc.openbsd,socat-b1M,iperf3-P1,iperf3-P8);
-#               every row of TOOL_TABLE below is one (fastcat-P* need a fastcat with -P)
+#               every row of TOOL_TABLE below is one (fastcat-P* need a fastcat with -P;
+#               fastcat-rel is -u --reliable, paced and repaired udp)
 #   -L P        random loss each way, a probability (default 0; e.g. 0.001 = 0.1 %)
 #   -r RATE     link rate (default 1gbit)        -d MS    one-way delay (default 50)
 #   -m MTU      (default 9000)                   -q BYTES queue (default one BDP)
@@ -49,6 +50,7 @@ TOOL_TABLE=(
 	'fastcat-P8   | @FC@ -v -l -P 8 @B@ 0              | @FC@ -P 8 @B@ @P@'
 	'fastcat-P16  | @FC@ -v -l -P 16 @B@ 0             | @FC@ -P 16 @B@ @P@'
 	'fastcat-Pauto| @FC@ -v -l -P auto @B@ 0           | @FC@ -P auto @B@ @P@'
+	'fastcat-rel  | @FC@ -v -lu --reliable @B@ 0       | @FC@ -u --reliable @B@ @P@'
 	'nc.openbsd   | nc.openbsd -l @B@ @P@              | nc.openbsd -N @B@ @P@'
 	'socat        | socat -u TCP-LISTEN:@P@,reuseaddr,bind=@B@ STDOUT | socat -u STDIN TCP:@B@:@P@'
 	'socat-b1M    | socat -b 1048576 -u TCP-LISTEN:@P@,reuseaddr,bind=@B@ STDOUT | socat -b 1048576 -u STDIN TCP:@B@:@P@'

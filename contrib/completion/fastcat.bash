@@ -74,7 +74,7 @@ _fastcat()
             --help-all --version --chunk-size --read-size --write-size --sndbuf --rcvbuf
             --timeout --exit-on-peer-eof --no-exit-on-peer-eof --recv-only
             --send-only --report --transport --dgram-size --no-dgram-eof
-            --checksum --seq --verify --copy --bench --bench-time
+            --checksum --seq --reliable --verify --copy --bench --bench-time
             --bench-transports --bench-sizes --allow --deny --unix-mode
             --progress --interval --size --parallel --rate-limit --rcvlowat --congestion
             --resume --retry --retry-wait --replay-buffer --sync --sync-every --no-sync
