@@ -242,24 +242,28 @@ static size_t next_piece(struct reliable_send *r, int holding, uint64_t *off, in
 	return len;
 }
 
-/* Datagrams as the pace, the room and the model allow: batches of sendmmsg. 1 sent, 0, -1. */
-static int send_data(struct flow *f, struct reliable_send *r, double now)
-{
+/* One sendmmsg's datagrams: each one's header, where it lies in the store, and why it goes. */
+struct send_batch {
 	struct msghdr msg[BATCH_MAX];
 	struct iovec iov[BATCH_MAX][2];
 	unsigned char head[BATCH_MAX][RELIABLE_DATA_HEAD];
 	uint64_t offs[BATCH_MAX];
 	size_t lens[BATCH_MAX];
 	int repairs[BATCH_MAX];
-	unsigned n = 0;
-	double cap = inflight_cap(r);
-	int got;
+	unsigned n;
+};
 
-	pace_refill(r, now);
-	memset(msg, 0, sizeof msg);
-	while (n < BATCH_MAX && r->tokens >= (double)r->payload / 2 && !sent_full(&r->log) &&
+/* Fills the batch as the pace, the room and the model allow. */
+static void batch_fill(struct flow *f, struct reliable_send *r, struct send_batch *b)
+{
+	double cap = inflight_cap(r);
+
+	memset(b->msg, 0, sizeof b->msg);
+	b->n = 0;
+	while (b->n < BATCH_MAX && r->tokens >= (double)r->payload / 2 && !sent_full(&r->log) &&
 	       (double)r->inflight < cap) {
-		size_t len = next_piece(r, !r->eof && f->stdio_ready, &offs[n], &repairs[n]);
+		unsigned n = b->n;
+		size_t len = next_piece(r, !r->eof && f->stdio_ready, &b->offs[n], &b->repairs[n]);
 
 		if (len == 0) {
 			/* the pace and the model allowed more, but stdin had none ready: what
@@ -270,21 +274,56 @@ static int send_data(struct flow *f, struct reliable_send *r, double now)
 				sent_app_limited(&r->log, r->inflight);
 			break;
 		}
-		lens[n] = len;
+		b->lens[n] = len;
 		reliable_data_encode(
-		    head[n], r->session,
-		    &(struct reliable_data){.pkt = r->log.next + n, .off = offs[n]});
-		iov[n][0] = (struct iovec){head[n], RELIABLE_DATA_HEAD};
-		iov[n][1] = (struct iovec){r->store + offs[n] % r->size, len};
-		msg[n].msg_iov = iov[n];
-		msg[n].msg_iovlen = 2;
+		    b->head[n], r->session,
+		    &(struct reliable_data){.pkt = r->log.next + n, .off = b->offs[n]});
+		b->iov[n][0] = (struct iovec){b->head[n], RELIABLE_DATA_HEAD};
+		b->iov[n][1] = (struct iovec){r->store + b->offs[n] % r->size, len};
+		b->msg[n].msg_iov = b->iov[n];
+		b->msg[n].msg_iovlen = 2;
 		r->tokens -= (double)(len + RELIABLE_DATA_HEAD);
 		r->inflight += len;
-		n++;
+		b->n++;
 	}
-	if (n == 0)
+}
+
+/* The first `got` went: logged and counted; the rest go back where each came from. */
+static void batch_settle(struct flow *f, struct reliable_send *r, const struct send_batch *b,
+                         unsigned got, double now)
+{
+	for (unsigned i = 0; i < got; i++) {
+		sent_add(&r->log, b->offs[i], (uint32_t)b->lens[i], now);
+		r->fig->datagrams++;
+		f->stats->datagrams++;
+		if (b->repairs[i]) {
+			r->fig->repairs++;
+			r->fig->repaired_bytes += b->lens[i];
+		} else {
+			flow_count_write(f, b->lens[i], b->lens[i] + RELIABLE_DATA_HEAD);
+		}
+	}
+	for (unsigned i = b->n; i-- > got;) {
+		r->inflight -= b->lens[i];
+		r->tokens += (double)(b->lens[i] + RELIABLE_DATA_HEAD);
+		if (!b->repairs[i] && b->offs[i] + b->lens[i] == r->next)
+			r->next = b->offs[i];
+		else
+			(void)rangeset_add(&r->log.repair, b->offs[i], b->offs[i] + b->lens[i]);
+	}
+}
+
+/* Datagrams as the pace, the room and the model allow: batches of sendmmsg. 1 sent, 0, -1. */
+static int send_data(struct flow *f, struct reliable_send *r, double now)
+{
+	struct send_batch b;
+	int got;
+
+	pace_refill(r, now);
+	batch_fill(f, r, &b);
+	if (b.n == 0)
 		return 0;
-	got = batch_send(r->fd, msg, n);
+	got = batch_send(r->fd, b.msg, b.n);
 	f->stats->writes++;
 	if (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
 	    errno != ENOBUFS && errno != ECONNREFUSED) {
@@ -293,27 +332,9 @@ static int send_data(struct flow *f, struct reliable_send *r, double now)
 	}
 	if (got < 0)
 		got = 0;
-	if (got < (int)n && errno != ECONNREFUSED)
+	if (got < (int)b.n && errno != ECONNREFUSED)
 		r->sock_ready = 0;
-	for (unsigned i = 0; i < (unsigned)got; i++) {
-		sent_add(&r->log, offs[i], (uint32_t)lens[i], now);
-		r->fig->datagrams++;
-		f->stats->datagrams++;
-		if (repairs[i]) {
-			r->fig->repairs++;
-			r->fig->repaired_bytes += lens[i];
-		} else {
-			flow_count_write(f, lens[i], lens[i] + RELIABLE_DATA_HEAD);
-		}
-	}
-	for (unsigned i = n; i-- > (unsigned)got;) { /* not sent: back where each came from */
-		r->inflight -= lens[i];
-		r->tokens += (double)(lens[i] + RELIABLE_DATA_HEAD);
-		if (!repairs[i] && offs[i] + lens[i] == r->next)
-			r->next = offs[i];
-		else
-			(void)rangeset_add(&r->log.repair, offs[i], offs[i] + lens[i]);
-	}
+	batch_settle(f, r, &b, (unsigned)got, now);
 	if (r->probe_at == 0)
 		r->probe_at = now + probe_wait(r);
 	return got > 0;
