@@ -284,7 +284,9 @@ static int64_t turn(struct link *l, int64_t now)
 	for (int d = 0; d < 2; d++)
 		link_deliver(&l[d], now);
 	for (int d = 0; d < 2; d++) {
-		int r = link_read(&l[d], now, READ_BATCH);
+		/* the time now, not the turn's start: delivering a burst takes a while, and a
+		 * packet read after it stamped with the older time would arrive that much early */
+		int r = link_read(&l[d], now_ns(), READ_BATCH);
 
 		if (r < 0)
 			die(l[d].name, strerror(errno));
