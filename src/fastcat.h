@@ -120,6 +120,9 @@ struct config {
 	int image;          /* --image: a file between two fastcats, with everything on */
 	int chain;          /* --chain: the host operand lists the receivers; -l: a node */
 	int reliable;       /* --reliable: udp numbered, acknowledged, repaired and paced */
+	unsigned receivers; /* --receivers: a multicast sender waits for this many (0: 1) */
+	unsigned mcast_ttl; /* --ttl: a multicast datagram's hops (0: 1) */
+	const char *mcast_if; /* --mcast-if: the interface a group is sent on and joined on */
 	int resume;         /* --resume: -l goes on with the file on stdout, the sender after it */
 	unsigned retry;     /* --retry: reconnect and resume up to this many times (sender) */
 	long retry_wait_ms; /* --retry-wait: the first wait, doubled up to 8 s */
@@ -226,6 +229,7 @@ struct reliable_figures {
 	double pacing;           /* ... and the pace at the end */
 	double min_rtt, srtt;    /* seconds */
 	uint64_t confirmed;      /* the sender: bytes the receiver confirmed as written */
+	unsigned receivers;      /* the sender: those served (a multicast group: each one) */
 };
 
 struct session {

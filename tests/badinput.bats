@@ -471,6 +471,15 @@ EOF
 -u --reliable -d 127.0.0.1 9000          | 2 | --reliable and -d: cannot be combined
 -lu --reliable --send-only 0             | 2 | --reliable and --send-only: cannot be combined
 --bench --reliable                       | 2 | --bench and --reliable: cannot be combined
+-u --receivers 3 239.1.2.3 9000          | 2 | --receivers: the --reliable sender's to a multicast group (-u --reliable GROUP PORT)
+-lu --reliable --receivers 3 0           | 2 | --receivers: the --reliable sender's to a multicast group (-u --reliable GROUP PORT)
+-u --reliable --receivers 0 239.1.2.3 9000 | 2 | --receivers 0: receivers must be 1 to 64
+-u --reliable --receivers 65 239.1.2.3 9000 | 2 | --receivers 65: receivers must be 1 to 64
+-u --reliable --receivers 2 127.0.0.1 9000 | 2 | --receivers: 127.0.0.1:9000 is no multicast group
+-u --ttl 0 239.1.2.3 9000                | 2 | --ttl 0: ttl must be 1 to 255
+--ttl 2 127.0.0.1 9000                   | 2 | --ttl: udp only (-u), not tcp
+-lu --ttl 2 0                            | 2 | --ttl: the sender's, not -l's
+--mcast-if lo 127.0.0.1 9000             | 2 | --mcast-if: udp only (-u), not tcp
 EOF
 }
 

@@ -59,9 +59,13 @@ _fastcat()
             COMPREPLY=($(compgen -W 'auto 2 4 8 16' -- "$cur"))
             return
             ;;
+        --mcast-if)
+            COMPREPLY=($(compgen -W "$(ls /sys/class/net 2>/dev/null)" -- "$cur"))
+            return
+            ;;
         -w | --timeout | -q | --bench-time | --unix-mode | --allow | --deny | \
             --interval | --size | --rate-limit | --retry | --retry-wait | --replay-buffer | \
-            --sync-every)
+            --sync-every | --receivers | --ttl)
             # seconds, an octal mode, a CIDR, a size or a rate: nothing to complete
             return
             ;;
@@ -74,7 +78,7 @@ _fastcat()
             --help-all --version --chunk-size --read-size --write-size --sndbuf --rcvbuf
             --timeout --exit-on-peer-eof --no-exit-on-peer-eof --recv-only
             --send-only --report --transport --dgram-size --no-dgram-eof
-            --checksum --seq --reliable --verify --copy --bench --bench-time
+            --checksum --seq --reliable --receivers --ttl --mcast-if --verify --copy --bench --bench-time
             --bench-transports --bench-sizes --allow --deny --unix-mode
             --progress --interval --size --parallel --rate-limit --rcvlowat --congestion
             --resume --retry --retry-wait --replay-buffer --sync --sync-every --no-sync

@@ -250,38 +250,6 @@ static int check_chain(struct config *cfg, const struct seen *seen, struct failu
 	return 0;
 }
 
-/*
- * --reliable: one stream over udp between two fastcats, one way, checked end to end by its
- * own count and XXH64; what it cannot do yet is refused, not half done.
- */
-static int check_reliable(struct config *cfg, const struct seen *seen, struct failure *fail)
-{
-	const char *with;
-
-	(void)seen;
-	if (!cfg->reliable)
-		return 0;
-	if (cfg->transport != &transport_udp)
-		return failure_set(fail, EXIT_USAGE, "--reliable: udp only (-u), not %s",
-		                   cfg->transport->name);
-	if (cfg->verify)
-		return failure_set(fail, EXIT_USAGE,
-		                   "--reliable checks the receiver's count and XXH64 itself: leave "
-		                   "--verify out");
-	with = cfg->parallel != 0    ? "-P"
-	       : cfg->chain          ? "--chain"
-	       : cfg->retry != 0     ? "--retry"
-	       : cfg->resume         ? "--resume"
-	       : cfg->seq            ? "--seq"
-	       : cfg->keep_listening ? "-k"
-	       : cfg->recv_only      ? "-d"
-	       : cfg->send_only      ? "--send-only"
-	                             : NULL;
-	if (with != NULL)
-		return failure_set(fail, EXIT_USAGE, "--reliable and %s: cannot be combined", with);
-	return 0;
-}
-
 /* -P stripes one TCP stream one way; what it cannot do yet is refused, not half done. */
 static int check_parallel(struct config *cfg, const struct seen *seen, struct failure *fail)
 {
@@ -469,13 +437,21 @@ static const struct {
 	int (*run)(struct config *, const struct seen *, struct failure *);
 	int with_bench; /* also when --bench is given */
 } checks[] = {
-    {options_bench_check, 1}, {choose_transport, 1},
-    {parse_operands, 0},      {apply_image, 0},
-    {check_chain, 0},         {check_reliable, 0},
-    {check_combinations, 1},  {check_listener_options, 0},
-    {check_parallel, 0},      {check_resume, 0},
-    {check_sync, 0},          {choose_chunk, 1},
-    {fit_datagrams, 0},       {choose_rcvlowat, 0},
+    {options_bench_check, 1},
+    {choose_transport, 1},
+    {parse_operands, 0},
+    {apply_image, 0},
+    {check_chain, 0},
+    {options_check_reliable, 0},
+    {options_check_multicast, 0},
+    {check_combinations, 1},
+    {check_listener_options, 0},
+    {check_parallel, 0},
+    {check_resume, 0},
+    {check_sync, 0},
+    {choose_chunk, 1},
+    {fit_datagrams, 0},
+    {choose_rcvlowat, 0},
     {check_congestion, 0},
 };
 

@@ -43,6 +43,12 @@ int options_set_congestion(const struct opt_call *c)
 	return 0;
 }
 
+int options_set_mcast_if(const struct opt_call *c)
+{
+	c->cfg->mcast_if = c->arg;
+	return 0;
+}
+
 /* --transport NAME: looked up after parsing, once -u and -U are known too. */
 int options_set_transport(const struct opt_call *c)
 {

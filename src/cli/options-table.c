@@ -212,6 +212,29 @@ const struct opt_spec options_table[] = {
              "-lu): numbered datagrams, acknowledged and repaired,\n"
              "paced to the rate the path delivers; exit 0 when the\n"
              "receiver confirmed count and XXH64"},
+    {.name = "receivers",
+     .arg = ARG_SIZE,
+     .range = {1, 64, "receivers must be 1 to 64"},
+     OPT_FIELD(receivers),
+     .section = SECTION_TRANSPORT,
+     .metavar = " N",
+     .help = "--reliable to a multicast group: wait for N\n"
+             "receivers, exit 0 when every one confirmed (default 1)"},
+    {.name = "ttl",
+     .arg = ARG_SIZE,
+     .range = {1, 255, "ttl must be 1 to 255"},
+     OPT_FIELD(mcast_ttl),
+     .section = SECTION_TRANSPORT,
+     .metavar = " N",
+     .help = "udp to a multicast group: hops a datagram may go\n"
+             "(default 1: this link only)"},
+    {.name = "mcast-if",
+     .arg = ARG_STRING,
+     .handler = options_set_mcast_if,
+     .section = SECTION_TRANSPORT,
+     .metavar = " IFACE",
+     .help = "udp: send to and join a multicast group on IFACE\n"
+             "(default: the route's)"},
     {.name = "seq",
      .value = 1,
      OPT_FIELD(seq),

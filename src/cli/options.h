@@ -10,7 +10,7 @@ struct config;
 
 /* Entries of options_table; the definition must have exactly this many (a mismatch is a type
  * error). */
-#define OPTIONS_COUNT 58
+#define OPTIONS_COUNT 61
 
 /* How an option's value is read before it is stored or handed to a handler. */
 enum opt_arg {
@@ -142,9 +142,13 @@ const struct opt_spec *options_find(const char *);
 int options_number(enum opt_arg, const struct opt_range *, const char *, const char *, uint64_t *,
                    struct failure *);
 
+/* options-check-udp.c */
+int options_check_reliable(struct config *, const struct seen *, struct failure *);
+int options_check_multicast(struct config *, const struct seen *, struct failure *);
+
 /* options-set.c */
 opt_handler options_set_chunk, options_set_dgram_size, options_set_transport, options_set_acl,
-    options_set_unix_mode, options_set_parallel, options_set_congestion;
+    options_set_unix_mode, options_set_parallel, options_set_congestion, options_set_mcast_if;
 
 /* options-bench.c */
 opt_handler options_bench_links, options_bench_sizes;

@@ -21,7 +21,11 @@
 static void endpoint_describe(struct endpoint *ep)
 {
 	addr_format_fd(ep->fd, 0, ep->local, sizeof ep->local);
-	addr_format_fd(ep->fd, 1, ep->peer, sizeof ep->peer);
+	if (ep->group_len > 0)
+		addr_format((struct sockaddr *)&ep->group, ep->group_len, ep->peer,
+		            sizeof ep->peer);
+	else
+		addr_format_fd(ep->fd, 1, ep->peer, sizeof ep->peer);
 	sock_read_buffers(ep->fd, &ep->sndbuf, &ep->rcvbuf);
 }
 
@@ -93,6 +97,29 @@ static int unix_bind_client(int fd, struct endpoint *ep)
 }
 
 /*
+ * --reliable to a multicast group: the socket stays unconnected, so that every receiver's
+ * answer reaches it, and the group is where its datagrams go. The fd, or -1 (the failure set).
+ */
+static int multicast_sender(const struct config *cfg, struct endpoint *ep, int fd,
+                            const struct sockaddr *sa, socklen_t len, struct failure *fail)
+{
+	struct sockaddr_storage any;
+
+	memset(&any, 0, sizeof any);
+	any.ss_family = sa->sa_family; /* the wildcard, port 0: the report names the port */
+	if (mcast_sender(fd, sa, cfg, fail) != 0 || bind(fd, (struct sockaddr *)&any, len) != 0) {
+		if (fail->status == EXIT_OK)
+			failure_set(fail, EXIT_RUNTIME, "bind: %s", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	sock_set_nonblock(fd, 1);
+	memcpy(&ep->group, sa, len);
+	ep->group_len = len;
+	return fd;
+}
+
+/*
  * Connect one socket to one address. Returns the fd, or -1 with an errno
  * value in *why. IP connects wait at most -w; Unix connects finish at once.
  */
@@ -109,6 +136,8 @@ static int connect_addr(const struct config *cfg, struct endpoint *ep, const str
 		*why = errno;
 	else if (sa->sa_family != AF_UNIX)
 		sock_set_nonblock(fd, 1);
+	if (*why == 0 && cfg->reliable && mcast_is_group(sa))
+		return multicast_sender(cfg, ep, fd, sa, len, fail);
 	if (*why == 0 && connect(fd, sa, len) != 0)
 		*why = errno == EINPROGRESS ? connect_wait(fd, cfg->timeout_ms) : errno;
 	if (*why == 0) {

@@ -133,7 +133,9 @@ static int listen_on_host(const struct config *cfg, struct failure *fail)
 			int on = 1;
 			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof on);
 		}
-		if (bind_listen(cfg, fd, ai->ai_addr, ai->ai_addrlen, fail) != 0) {
+		if (bind_listen(cfg, fd, ai->ai_addr, ai->ai_addrlen, fail) != 0 ||
+		    (cfg->transport->connectionless && mcast_is_group(ai->ai_addr) &&
+		     mcast_join(fd, ai->ai_addr, cfg, fail) != 0)) {
 			close(fd);
 			fd = -1;
 		}

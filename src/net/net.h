@@ -52,8 +52,10 @@ struct endpoint {
 	int rcvbuf;      /* effective SO_RCVBUF read back from the kernel */
 	char local[112]; /* printable "addr:port", Unix path or "@name" */
 	char peer[112];
-	char bound_path[112]; /* a temporary Unix path this end bound, removed at close */
-	int cannot_send;      /* the datagram peer has no address to answer to */
+	char bound_path[112];          /* a temporary Unix path this end bound, removed at close */
+	int cannot_send;               /* the datagram peer has no address to answer to */
+	struct sockaddr_storage group; /* --reliable's multicast sender: the group it sends */
+	socklen_t group_len;           /* to, its socket not connected; else 0 */
 };
 
 struct addrinfo;
@@ -66,6 +68,11 @@ void addr_format(const struct sockaddr *, socklen_t, char *, size_t);
 void addr_format_fd(int, int, char *, size_t);
 int addr_same_peer(const struct sockaddr *, const struct sockaddr *);
 int addr_same_host(const struct sockaddr *, const struct sockaddr *);
+
+/* multicast.c */
+int mcast_is_group(const struct sockaddr *);
+int mcast_sender(int, const struct sockaddr *, const struct config *, struct failure *);
+int mcast_join(int, const struct sockaddr *, const struct config *, struct failure *);
 
 /* endpoint.c */
 int endpoint_connect(const struct config *, struct endpoint *, struct failure *);

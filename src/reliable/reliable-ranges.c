@@ -92,3 +92,38 @@ uint64_t rangeset_skip(const struct rangeset *s, uint64_t at)
 			at = s->r[i].to;
 	return at;
 }
+
+/*
+ * [from, to) leaves the set (a multicast repair went once for every receiver that lacked
+ * it). 0, or -1: a range cut in two would be one too many (the set then keeps the part
+ * before `to` of that range, a repair sent twice at worst).
+ */
+int rangeset_remove(struct rangeset *s, uint64_t from, uint64_t to)
+{
+	unsigned i = 0, j;
+
+	if (from >= to)
+		return 0;
+	while (i < s->n && s->r[i].to <= from)
+		i++;
+	if (i < s->n && s->r[i].from < from && s->r[i].to > to) { /* inside one: cut in two */
+		if (s->n == RELIABLE_RANGES)
+			return -1;
+		memmove(&s->r[i + 1], &s->r[i], (s->n - i) * sizeof s->r[0]);
+		s->n++;
+		s->r[i].to = from;
+		s->r[i + 1].from = to;
+		return 0;
+	}
+	if (i < s->n && s->r[i].from < from) {
+		s->r[i].to = from;
+		i++;
+	}
+	for (j = i; j < s->n && s->r[j].to <= to; j++)
+		;
+	if (j < s->n && s->r[j].from < to)
+		s->r[j].from = to;
+	memmove(&s->r[i], &s->r[j], (s->n - j) * sizeof s->r[0]);
+	s->n -= j - i;
+	return 0;
+}

@@ -45,6 +45,13 @@ static void send_small(int fd, const unsigned char *p, size_t len)
 	(void)send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
+/* The receiver's own datagrams carry its tag (a multicast sender tells receivers apart by it). */
+static void send_tagged(const struct reliable_recv *r, unsigned char *p, size_t len)
+{
+	reliable_head_tag(p, r->tag);
+	send_small(r->fd, p, len);
+}
+
 static void send_ack(struct reliable_recv *r, double now)
 {
 	unsigned char p[RELIABLE_ACK_MAX];
@@ -61,7 +68,7 @@ static void send_ack(struct reliable_recv *r, double now)
 		a.delay_us = 0;
 	a.n = reorder_sack(&r->store, a.range, RELIABLE_SACK_MAX);
 	len = reliable_ack_encode(p, r->session, &a);
-	send_small(r->fd, p, len);
+	send_tagged(r, p, len);
 	r->unacked = 0;
 	r->gap = 0;
 	r->acked_at = now;
@@ -94,7 +101,7 @@ static void send_confirm(struct reliable_recv *r)
 
 	size_t len = reliable_end_encode(p, RELIABLE_CONFIRM, r->session, &c);
 
-	send_small(r->fd, p, len);
+	send_tagged(r, p, len);
 }
 
 /* A data datagram: into the store. */
@@ -138,7 +145,7 @@ static int take_datagram(struct reliable_recv *r, const unsigned char *p, size_t
 	case RELIABLE_DATA: take_data(r, p, n, now); return 0;
 	case RELIABLE_HELLO: /* our answer was lost */
 		len = reliable_hello_encode(a, RELIABLE_ANSWER, r->session, &r->answer);
-		send_small(r->fd, a, len);
+		send_tagged(r, a, len);
 		return 0;
 	case RELIABLE_END:
 		if (reliable_end_decode(p, n, &r->end) != 0)

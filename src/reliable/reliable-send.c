@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -20,36 +21,25 @@
 #include "relay/flow.h"
 #include "reliable/reliable.h"
 
-#define PACE_BURST   0.002         /* seconds of the pace the bucket may save up */
-#define START_DGRAMS 16            /* datagrams on the way before the first rate sample */
-#define ACK_ROOM     32            /* datagrams on the way at least: two of the receiver's 16 */
-#define ACK_LAG      0.001         /* seconds the receiver may hold an acknowledgement */
-#define ACKS_A_TURN  256           /* datagrams read from the socket in one turn, at most */
-#define READ_CHUNK   (1024 * 1024) /* stdin's bytes one read takes at most */
+#define PACE_BURST  0.002         /* seconds of the pace the bucket may save up */
+#define ACKS_A_TURN 256           /* datagrams read from the socket in one turn, at most */
+#define READ_CHUNK  (1024 * 1024) /* stdin's bytes one read takes at most */
 
 void reliable_send_free(struct reliable_send *r)
 {
 	free(r->store);
 	r->store = NULL;
-	sent_free(&r->log);
-}
-
-/*
- * The bytes the model lets be on the way now: its two round trips' worth, and room for the
- * receiver's way of acknowledging (every 16 datagrams, or after 1 ms), or acknowledgements
- * would come only by its timer and the round trip would hold the rate.
- */
-static double inflight_cap(const struct reliable_send *r)
-{
-	if (!(r->model.bw > 0))
-		return (double)(START_DGRAMS * r->payload);
-	return rate_inflight(&r->model, ACK_ROOM * (double)r->payload) + 2 * r->model.bw * ACK_LAG;
+	for (unsigned i = 0; i < r->npeers; i++)
+		sent_free(&r->peers[i].log);
+	free(r->peers);
+	r->peers = NULL;
+	r->npeers = 0;
 }
 
 /* The bucket fills at the pace since it was last looked at; it saves up PACE_BURST at most. */
 static void pace_refill(struct reliable_send *r, double now)
 {
-	double rate = rate_pacing(&r->model), most = rate * PACE_BURST;
+	double rate = peers_pacing(r), most = rate * PACE_BURST;
 
 	if (most < 2.0 * (double)r->payload)
 		most = 2.0 * (double)r->payload;
@@ -59,121 +49,117 @@ static void pace_refill(struct reliable_send *r, double now)
 	r->tokens_at = now;
 }
 
-/* How long until the probe timeout: two round trips and a bit, doubled for each in a row. */
-static double probe_wait(const struct reliable_send *r)
-{
-	double rtt = r->log.srtt > 0 ? r->log.srtt : 0.25;
-	double wait = 2 * rtt + 0.01;
-
-	for (unsigned i = 0; i < r->probes && wait < 5; i++)
-		wait *= 2;
-	return wait;
-}
-
-/* The end's interval: a round trip and a half, at least 20 ms. */
+/* The end's interval: a round trip and a half of the farthest receiver, at least 20 ms. */
 static double end_wait(const struct reliable_send *r)
 {
-	double w = 1.5 * r->log.srtt + 0.005;
+	double w = 1.5 * peers_srtt(r) + 0.005;
 
 	return w < 0.02 ? 0.02 : w;
 }
 
-static ssize_t send_small(int fd, const unsigned char *p, size_t len)
+/* A datagram of the session's own (the end, the last word): to the group, or the peer. */
+ssize_t reliable_send_small(const struct reliable_send *r, const unsigned char *p, size_t len)
 {
-	return send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (r->group_len > 0)
+		return sendto(r->fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT,
+		              (const struct sockaddr *)&r->group, r->group_len);
+	return send(r->fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
-/* One acknowledgement: the record, the room, the model; -v says when the model changes mode. */
-static void take_ack(struct flow *f, struct reliable_send *r, const struct reliable_ack *a,
-                     double now)
+/* A receiver said nothing for the silence: the session fails, or (multicast) goes on without it. */
+static int lost_peer(struct flow *f, struct reliable_send *r, struct reliable_peer *p,
+                     const char *why)
 {
-	struct sent_news news;
-	uint64_t gone;
-
-	sent_ack(&r->log, a, now, &news);
-	gone = news.acked_bytes + news.lost_bytes;
-	r->inflight = gone < r->inflight ? r->inflight - gone : 0;
-	if (a->cum + a->room > r->room_end)
-		r->room_end = a->cum + a->room;
-	r->fig->acks++;
-	r->fig->gap_acks += a->n > 0;
-	if (news.acked_bytes > 0) {
-		r->probes = 0;
-		r->probe_at = now + probe_wait(r);
-	}
-	if (rate_sample(&r->model, now, news.rtt, news.rate, (double)r->inflight, news.app_limited))
-		log_verbose("--reliable: %s", r->model.why);
+	if (r->group_len == 0)
+		return flow_fail(f, EXIT_PEER,
+		                 "--reliable: the receiver %s: %llu of %llu bytes confirmed", why,
+		                 (unsigned long long)p->log.cum, (unsigned long long)r->read);
+	p->dropped = 1;
+	log_warn("--reliable: receiver %s dropped: %s, %llu of %llu bytes confirmed", p->name, why,
+	         (unsigned long long)p->log.cum, (unsigned long long)r->read);
+	if (peers_slowest(r) == NULL)
+		return flow_fail(f, EXIT_PEER, "--reliable: no receiver is left");
 	f->moved = 1;
+	return 0;
 }
 
-/* The receiver's confirmation: the stream arrived whole, or it did not (exit 6). 1, or -1. */
-static int take_confirm(struct flow *f, struct reliable_send *r, const unsigned char *p, size_t n)
+/*
+ * A receiver's confirmation: it wrote the stream whole, or it did not (exit 6). Once every
+ * receiver confirmed, the sender's last word (its own C) tells them not to wait for another
+ * end. 0, or -1.
+ */
+static int take_confirm(struct flow *f, struct reliable_send *r, struct reliable_peer *p,
+                        const unsigned char *d, size_t n)
 {
 	unsigned char done[RELIABLE_END_LEN];
 	size_t len;
 
-	if (!r->eof || r->read != r->log.cum || reliable_end_decode(p, n, &r->peer) != 0)
+	if (!r->eof || r->read != p->log.cum || reliable_end_decode(d, n, &p->said) != 0)
 		return 0;
-	r->confirmed = 1;
-	r->fig->confirmed = r->peer.bytes;
-	/* our last word: the receiver need not wait for another end */
-	len = reliable_end_encode(done, RELIABLE_CONFIRM, r->session, &r->end);
-	(void)send_small(r->fd, done, len);
-	if (r->peer.bytes != r->end.bytes || r->peer.digest != r->end.digest)
+	p->confirmed = 1;
+	if (p->said.bytes != r->end.bytes || p->said.digest != r->end.digest)
 		return flow_fail(
 		    f, EXIT_VERIFY,
-		    "--reliable: sent %llu bytes (xxh64 %016llx) but the receiver wrote "
+		    "--reliable: sent %llu bytes (xxh64 %016llx) but %s wrote "
 		    "%llu (xxh64 %016llx)",
 		    (unsigned long long)r->end.bytes, (unsigned long long)r->end.digest,
-		    (unsigned long long)r->peer.bytes, (unsigned long long)r->peer.digest);
-	return 1;
+		    r->group_len ? p->name : "the receiver", (unsigned long long)p->said.bytes,
+		    (unsigned long long)p->said.digest);
+	if (!peers_all_confirmed(r))
+		return 0;
+	r->confirmed = 1;
+	r->fig->confirmed = p->said.bytes;
+	len = reliable_end_encode(done, RELIABLE_CONFIRM, r->session, &r->end);
+	(void)reliable_send_small(r, done, len);
+	return 0;
 }
 
-/* What the receiver sent: acknowledgements, its refusal, its confirmation. 0, or -1. */
-static int take_datagram(struct flow *f, struct reliable_send *r, const unsigned char *p, size_t n,
-                         double now)
+/* What a receiver sent: acknowledgements, its refusal, its confirmation. 0, or -1. */
+static int take_datagram(struct flow *f, struct reliable_send *r, struct reliable_peer *p,
+                         const unsigned char *d, size_t n, double now)
 {
 	struct reliable_head h;
 	struct reliable_ack a;
 
-	if (reliable_head_decode(p, n, &h) != 0 || h.session != r->session)
+	if (reliable_head_decode(d, n, &h) != 0 || h.session != r->session)
 		return 0; /* not ours: dropped */
-	r->heard_at = now;
+	if (p == NULL || p->dropped || (r->group_len > 0 && p->tag != h.tag))
+		return 0; /* no receiver of the session, or one no longer served */
+	p->heard_at = now;
 	switch (h.type) {
 	case RELIABLE_ACK:
-		if (reliable_ack_decode(p, n, &a) == 0)
-			take_ack(f, r, &a, now);
+		if (reliable_ack_decode(d, n, &a) == 0)
+			peers_ack(f, r, p, &a, now);
 		return 0;
-	case RELIABLE_CONFIRM: return take_confirm(f, r, p, n) < 0 ? -1 : 0;
-	case RELIABLE_REFUSE:
-		return flow_fail(f, EXIT_PEER,
-		                 "--reliable: the receiver ended the session (%llu "
-		                 "bytes confirmed)",
-		                 (unsigned long long)r->log.cum);
+	case RELIABLE_CONFIRM: return take_confirm(f, r, p, d, n);
+	case RELIABLE_REFUSE: return lost_peer(f, r, p, "ended the session");
 	default: return 0;
 	}
 }
 
-/* Read what came from the receiver. 0, or -1 when the session must end. */
+/* Read what came from the receivers. 0, or -1 when the session must end. */
 static int read_socket(struct flow *f, struct reliable_send *r)
 {
 	unsigned char buf[RELIABLE_ACK_MAX + 16];
 
 	for (int i = 0; i < ACKS_A_TURN && !r->confirmed; i++) {
-		ssize_t n = recv(r->fd, buf, sizeof buf, MSG_DONTWAIT);
+		struct sockaddr_storage from;
+		socklen_t len = sizeof from;
+		ssize_t n =
+		    recvfrom(r->fd, buf, sizeof buf, MSG_DONTWAIT, (struct sockaddr *)&from, &len);
+		struct reliable_head h;
 
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
 			return 0;
 		if (n < 0 && errno == ECONNREFUSED)
-			return flow_fail(
-			    f, EXIT_PEER,
-			    "--reliable: the receiver is gone (port unreachable): %llu of "
-			    "%llu bytes confirmed",
-			    (unsigned long long)r->log.cum, (unsigned long long)r->read);
+			return lost_peer(f, r, &r->peers[0], "is gone (port unreachable)");
 		if (n < 0)
 			return flow_fail(f, EXIT_RUNTIME, "--reliable: receive: %s",
 			                 strerror(errno));
-		if (take_datagram(f, r, buf, (size_t)n, clock_now()) != 0)
+		h.tag = 0;
+		(void)reliable_head_decode(buf, (size_t)n, &h);
+		if (take_datagram(f, r, peers_find(r, (struct sockaddr *)&from, len, h.tag), buf,
+		                  (size_t)n, clock_now()) != 0)
 			return -1;
 	}
 	return 0;
@@ -182,7 +168,7 @@ static int read_socket(struct flow *f, struct reliable_send *r)
 /* stdin into the store's free room. 1 read something, 0 nothing, -1 failed. */
 static int read_stdin(struct flow *f, struct reliable_send *r)
 {
-	uint64_t held = r->read - r->log.cum;
+	uint64_t held = r->read - peers_cum(r);
 	size_t at = (size_t)(r->read % r->size), want = r->size - at;
 	ssize_t n;
 
@@ -219,11 +205,12 @@ static size_t next_piece(struct reliable_send *r, int holding, uint64_t *off, in
 {
 	size_t len;
 
-	if (sent_next_repair(&r->log, r->payload, r->size, off, &len)) {
+	if (peers_next_repair(r, off, &len)) {
 		*repair = 1;
 	} else {
-		int want_room = r->room_end < r->read;
-		uint64_t end = want_room ? r->room_end : r->read;
+		uint64_t room_end = peers_room_end(r);
+		int want_room = room_end < r->read;
+		uint64_t end = want_room ? room_end : r->read;
 
 		if (r->next >= end)
 			return 0;
@@ -253,15 +240,16 @@ struct send_batch {
 	unsigned n;
 };
 
-/* Fills the batch as the pace, the room and the model allow. */
+/* Fills the batch as the pace, the room and the receivers' models allow. */
 static void batch_fill(struct flow *f, struct reliable_send *r, struct send_batch *b)
 {
-	double cap = inflight_cap(r);
+	double room = peers_room_to_send(r), batched = 0;
+	uint64_t pkt = peers_next_pkt(r);
 
 	memset(b->msg, 0, sizeof b->msg);
 	b->n = 0;
-	while (b->n < BATCH_MAX && r->tokens >= (double)r->payload / 2 && !sent_full(&r->log) &&
-	       (double)r->inflight < cap) {
+	while (b->n < BATCH_MAX && r->tokens >= (double)r->payload / 2 && !peers_full(r) &&
+	       batched < room) {
 		unsigned n = b->n;
 		size_t len = next_piece(r, !r->eof && f->stdio_ready, &b->offs[n], &b->repairs[n]);
 
@@ -271,29 +259,32 @@ static void batch_fill(struct flow *f, struct reliable_send *r, struct send_batc
 			 * path (as in BBR; a full store or the receiver's room is the path's
 			 * rate or the receiver's, and counts) */
 			if (!r->eof && !f->stdio_ready)
-				sent_app_limited(&r->log, r->inflight);
+				peers_app_limited(r);
 			break;
 		}
 		b->lens[n] = len;
-		reliable_data_encode(
-		    b->head[n], r->session,
-		    &(struct reliable_data){.pkt = r->log.next + n, .off = b->offs[n]});
+		reliable_data_encode(b->head[n], r->session,
+		                     &(struct reliable_data){.pkt = pkt + n, .off = b->offs[n]});
 		b->iov[n][0] = (struct iovec){b->head[n], RELIABLE_DATA_HEAD};
 		b->iov[n][1] = (struct iovec){r->store + b->offs[n] % r->size, len};
 		b->msg[n].msg_iov = b->iov[n];
 		b->msg[n].msg_iovlen = 2;
+		if (r->group_len > 0) {
+			b->msg[n].msg_name = &r->group;
+			b->msg[n].msg_namelen = r->group_len;
+		}
 		r->tokens -= (double)(len + RELIABLE_DATA_HEAD);
-		r->inflight += len;
+		batched += (double)len;
 		b->n++;
 	}
 }
 
-/* The first `got` went: logged and counted; the rest go back where each came from. */
+/* The first `got` went: recorded for every receiver and counted; the rest go back. */
 static void batch_settle(struct flow *f, struct reliable_send *r, const struct send_batch *b,
                          unsigned got, double now)
 {
 	for (unsigned i = 0; i < got; i++) {
-		sent_add(&r->log, b->offs[i], (uint32_t)b->lens[i], now);
+		peers_sent(r, b->offs[i], b->lens[i], now);
 		r->fig->datagrams++;
 		f->stats->datagrams++;
 		if (b->repairs[i]) {
@@ -304,12 +295,13 @@ static void batch_settle(struct flow *f, struct reliable_send *r, const struct s
 		}
 	}
 	for (unsigned i = b->n; i-- > got;) {
-		r->inflight -= b->lens[i];
 		r->tokens += (double)(b->lens[i] + RELIABLE_DATA_HEAD);
 		if (!b->repairs[i] && b->offs[i] + b->lens[i] == r->next)
 			r->next = b->offs[i];
 		else
-			(void)rangeset_add(&r->log.repair, b->offs[i], b->offs[i] + b->lens[i]);
+			for (unsigned k = 0; k < r->npeers; k++)
+				(void)rangeset_add(&r->peers[k].log.repair, b->offs[i],
+				                   b->offs[i] + b->lens[i]);
 	}
 }
 
@@ -335,29 +327,7 @@ static int send_data(struct flow *f, struct reliable_send *r, double now)
 	if (got < (int)b.n && errno != ECONNREFUSED)
 		r->sock_ready = 0;
 	batch_settle(f, r, &b, (unsigned)got, now);
-	if (r->probe_at == 0)
-		r->probe_at = now + probe_wait(r);
 	return got > 0;
-}
-
-/*
- * No acknowledgement for a probe timeout while datagrams are on the way: all of them sent
- * before the last round trip are taken for lost (and each probe in a row waits twice as long).
- */
-static void probe_timeout(struct reliable_send *r, double now)
-{
-	uint64_t lost;
-
-	if (r->probe_at == 0 || now < r->probe_at || r->inflight == 0)
-		return;
-	lost = sent_expire(&r->log, now - (r->log.srtt > 0 ? r->log.srtt : 0));
-	r->inflight = lost < r->inflight ? r->inflight - lost : 0;
-	r->probes++;
-	r->fig->probes++;
-	r->probe_at = now + probe_wait(r);
-	log_verbose("--reliable: no acknowledgement for %.0f ms: %llu bytes on the way taken for "
-	            "lost",
-	            probe_wait(r) * 1e3 / 2, (unsigned long long)lost);
 }
 
 /* At stdin's end with everything acknowledged: the end, again each interval until confirmed. */
@@ -366,23 +336,40 @@ static int send_end(struct reliable_send *r, double now)
 	unsigned char p[RELIABLE_END_LEN];
 	size_t len;
 
-	if (!r->eof || r->log.cum < r->read || r->confirmed ||
+	if (!r->eof || peers_cum(r) < r->read || r->confirmed ||
 	    (r->end_at > 0 && now - r->end_at < end_wait(r)))
 		return 0;
 	r->end.datagrams = r->fig->datagrams;
 	len = reliable_end_encode(p, RELIABLE_END, r->session, &r->end);
-	if (send_small(r->fd, p, len) > 0)
+	if (reliable_send_small(r, p, len) > 0)
 		r->end_at = now;
 	return 0;
 }
 
-/* The figures the report prints, as they stand. */
+/* The figures the report prints, as they stand: the slowest receiver's path. */
 static void note_figures(struct reliable_send *r)
 {
-	r->fig->bottleneck = r->model.bw;
-	r->fig->pacing = rate_pacing(&r->model);
-	r->fig->min_rtt = r->log.min_rtt;
-	r->fig->srtt = r->log.srtt;
+	const struct reliable_peer *p = peers_slowest(r);
+
+	if (p == NULL)
+		return;
+	r->fig->bottleneck = p->model.bw;
+	r->fig->pacing = rate_pacing(&p->model);
+	r->fig->min_rtt = p->log.min_rtt;
+	r->fig->srtt = p->log.srtt;
+}
+
+/* Receivers that said nothing for the silence. 0, or -1 when the session ends for it. */
+static int check_silence(struct flow *f, struct reliable_send *r, double now)
+{
+	char why[64];
+
+	snprintf(why, sizeof why, "said nothing for %.3g s", r->silence);
+	for (unsigned i = 0; i < r->npeers; i++)
+		if (!r->peers[i].dropped && now - r->peers[i].heard_at >= r->silence &&
+		    lost_peer(f, r, &r->peers[i], why) != 0)
+			return -1;
+	return 0;
 }
 
 static enum pump_result pump(struct flow *f)
@@ -399,22 +386,15 @@ static enum pump_result pump(struct flow *f)
 			note_figures(r);
 			f->running = 0;
 			f->stats->finished = clock_now();
-			return PUMP_FINISHED;
+			return peers_served(f, r) == 0 ? PUMP_FINISHED : PUMP_FAILED;
 		}
-		if (now - r->heard_at >= r->silence) {
-			flow_fail(
-			    f, EXIT_PEER,
-			    "--reliable: the receiver said nothing for %.3g s: %llu of %llu bytes "
-			    "confirmed",
-			    r->silence, (unsigned long long)r->log.cum,
-			    (unsigned long long)r->read);
+		if (check_silence(f, r, now) != 0)
 			return PUMP_FAILED;
-		}
 		if ((rc = read_stdin(f, r)) < 0)
 			return PUMP_FAILED;
 		moved |= rc;
 		now = clock_now();
-		probe_timeout(r, now);
+		peers_probe(r, now);
 		if (r->sock_ready && (rc = send_data(f, r, now)) != 0) {
 			if (rc < 0)
 				return PUMP_FAILED;
@@ -431,8 +411,10 @@ static enum pump_result pump(struct flow *f)
 /* Is a datagram due and only the socket, not the pace, the room or the model, holds it? */
 static int wants_to_send(const struct reliable_send *r)
 {
-	return (r->log.repair.n > 0 || r->next < (r->read < r->room_end ? r->read : r->room_end)) &&
-	       (double)r->inflight < inflight_cap(r) && !sent_full(&r->log);
+	uint64_t room_end = peers_room_end(r);
+
+	return (peers_want_repair(r) || r->next < (r->read < room_end ? r->read : room_end)) &&
+	       peers_room_to_send(r) > 0 && !peers_full(r);
 }
 
 static int poll_events(const struct flow *f, struct pollfd *pfd)
@@ -445,7 +427,7 @@ static int poll_events(const struct flow *f, struct pollfd *pfd)
 	pfd[n++] = (struct pollfd){
 	    .fd = r->fd,
 	    .events = (short)(POLLIN | (!r->sock_ready && wants_to_send(r) ? POLLOUT : 0))};
-	if (!r->eof && !f->stdio_ready && r->read - r->log.cum < r->size)
+	if (!r->eof && !f->stdio_ready && r->read - peers_cum(r) < r->size)
 		pfd[n++] = (struct pollfd){.fd = f->stdio, .events = POLLIN};
 	return n;
 }
@@ -468,19 +450,22 @@ static void poll_result(struct flow *f, const struct pollfd *pfd, int n)
 static long wait_ms(const struct flow *f, double now)
 {
 	const struct reliable_send *r = f->ctx;
-	double until = r->heard_at + r->silence;
+	double until = now + r->silence, probe = peers_next_probe(r);
 
 	if (!f->running)
 		return -1;
+	for (unsigned i = 0; i < r->npeers; i++)
+		if (!r->peers[i].dropped && r->peers[i].heard_at + r->silence < until)
+			until = r->peers[i].heard_at + r->silence;
 	if (r->sock_ready && wants_to_send(r)) {
-		double rate = rate_pacing(&r->model), need = (double)r->payload / 2 - r->tokens;
+		double rate = peers_pacing(r), need = (double)r->payload / 2 - r->tokens;
 		double at = need > 0 && rate > 0 ? now + need / rate : now;
 
 		until = at < until ? at : until;
 	}
-	if (r->probe_at > 0 && r->inflight > 0 && r->probe_at < until)
-		until = r->probe_at;
-	if (r->eof && r->log.cum >= r->read && !r->confirmed) {
+	if (probe > 0 && probe < until)
+		until = probe;
+	if (r->eof && peers_cum(r) >= r->read && !r->confirmed) {
 		double at = r->end_at > 0 ? r->end_at + end_wait(r) : now;
 
 		until = at < until ? at : until;

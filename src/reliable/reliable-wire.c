@@ -26,18 +26,24 @@ void reliable_head_encode(unsigned char *p, const struct reliable_head *h)
 	memcpy(p, magic, sizeof magic);
 	p[4] = (unsigned char)h->type;
 	p[5] = RELIABLE_VERSION;
-	wire_put(p + 6, h->flags, 2);
+	wire_put(p + 6, h->tag, 2);
 	wire_put(p + 8, h->session, 8);
 }
 
-/* 0, or -1: too short, not --reliable's, another version, a type it does not know, flags. */
+/* A receiver's datagram carries its tag: a multicast sender tells its receivers apart by it. */
+void reliable_head_tag(unsigned char *p, unsigned tag)
+{
+	wire_put(p + 6, tag & 0xffff, 2);
+}
+
+/* 0, or -1: too short, not --reliable's, another version, a type it does not know. */
 int reliable_head_decode(const unsigned char *p, size_t len, struct reliable_head *h)
 {
 	if (len < RELIABLE_HEAD || memcmp(p, magic, sizeof magic) != 0 ||
-	    p[5] != RELIABLE_VERSION || !known_type(p[4]) || memcmp(p + 6, zero, 2) != 0)
+	    p[5] != RELIABLE_VERSION || !known_type(p[4]))
 		return -1;
 	h->type = (enum reliable_type)p[4];
-	h->flags = 0;
+	h->tag = (unsigned)wire_get(p + 6, 2);
 	h->session = wire_get(p + 8, 8);
 	return 0;
 }

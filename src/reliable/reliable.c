@@ -50,8 +50,8 @@ void reliable_conclude(struct reliable *rel, struct session *s)
 	if (s->failure.status != EXIT_OK)
 		return;
 	if (!rel->listening && r->confirmed) {
-		s->verdict.confirmed_bytes = r->peer.bytes;
-		s->verdict.confirmed_digest = r->peer.digest;
+		s->verdict.confirmed_bytes = r->end.bytes; /* every receiver wrote the same */
+		s->verdict.confirmed_digest = r->end.digest;
 		s->verdict.verified = 1;
 	} else if (rel->listening && v->confirmed) {
 		s->verdict.peer_bytes = v->end.bytes;

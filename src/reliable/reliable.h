@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include "fastcat.h"
 
@@ -35,7 +36,7 @@ enum reliable_type {
 
 struct reliable_head {
 	enum reliable_type type;
-	unsigned flags;
+	unsigned tag; /* the receiver's own number (multicast tells receivers apart by it); 0 */
 	uint64_t session;
 };
 
@@ -166,28 +167,47 @@ struct rate_model {
 #define RELIABLE_SILENCE 10.0       /* seconds a peer may say nothing (without -w) */
 #define RELIABLE_SOCKBUF (8 * MIB)  /* SO_SNDBUF and SO_RCVBUF asked for (without -O, -I) */
 
-/* The sender, from the opening to the receiver's confirmation (reliable-send.c). */
+/*
+ * One receiver as the sender sees it (reliable-peers.c): what it has, the path to it, when it
+ * last spoke. A unicast sender has one; a multicast sender one for each that answered.
+ */
+struct reliable_peer {
+	struct sockaddr_storage addr; /* where its datagrams come from ... */
+	socklen_t addr_len;
+	unsigned tag; /* ... and the tag they carry */
+	char name[80];
+	struct sent_log log;
+	struct rate_model model;
+	uint64_t room_end; /* it cannot hold a byte at or beyond it (its cum + room) */
+	uint64_t inflight; /* bytes sent and neither acknowledged nor taken for lost */
+	double heard_at;   /* its last datagram */
+	double probe_at;   /* no acknowledgement since: then what is on the way is lost */
+	unsigned probes;   /* ... in a row (each doubles the wait) */
+	int confirmed, dropped;
+	struct reliable_end said; /* its confirmation */
+};
+
+#define RELIABLE_RECEIVERS_MAX 64 /* --receivers */
+
+/* The sender, from the opening to every receiver's confirmation (reliable-send.c). */
 struct reliable_send {
 	int fd;
 	uint64_t session;
 	size_t payload;       /* data bytes a datagram */
-	unsigned char *store; /* a ring of the stream's bytes from the receiver's cum to `read` */
+	unsigned char *store; /* a ring of the stream's bytes from the least cum to `read` */
 	size_t size;
-	uint64_t read;     /* stdin's bytes taken into the store, all told */
-	uint64_t next;     /* the first byte never sent */
-	uint64_t room_end; /* the receiver cannot hold a byte at or beyond it (its cum + room) */
-	uint64_t inflight; /* bytes sent and neither acknowledged nor taken for lost */
-	struct sent_log log;
-	struct rate_model model;
-	double tokens, tokens_at; /* the pacer's bucket, bytes */
-	double heard_at;          /* the receiver's last datagram */
-	double probe_at;          /* no acknowledgement since: then what is on the way is lost */
-	unsigned probes;          /* ... in a row (each doubles the wait) */
-	double end_at;            /* the end (E) went last then, 0: not yet */
-	double silence;           /* seconds the receiver may say nothing */
+	uint64_t read; /* stdin's bytes taken into the store, all told */
+	uint64_t next; /* the first byte never sent */
+	struct reliable_peer *peers;
+	unsigned npeers, wanted;       /* those that answered; --receivers (1 unicast) */
+	struct sockaddr_storage group; /* multicast: where datagrams go (the socket is not */
+	socklen_t group_len;           /* connected, so that every receiver's reach it); else 0 */
+	double tokens, tokens_at;      /* the pacer's bucket, bytes */
+	double end_at;                 /* the end (E) went last then, 0: not yet */
+	double silence;                /* seconds a receiver may say nothing */
 	int eof, confirmed, sock_ready;
 	struct digest digest; /* XXH64 of stdin's bytes */
-	struct reliable_end end, peer;
+	struct reliable_end end;
 	struct reliable_figures *fig;
 };
 
@@ -213,6 +233,7 @@ struct reliable_recv {
 	double linger_until; /* after the confirmation: the sender's E may come again until then */
 	struct reliable_end end;
 	struct digest digest;
+	unsigned tag; /* stamped on what it sends */
 	struct reliable_figures *fig;
 };
 
@@ -224,6 +245,7 @@ struct reliable {
 };
 
 struct relay_setup;
+struct flow;
 
 /* reliable.c */
 int reliable_open(struct reliable *, struct session *);
@@ -239,6 +261,29 @@ size_t reliable_path_payload(int, const struct config *);
 /* reliable-send.c */
 extern const struct flow_ops reliable_send_ops;
 void reliable_send_free(struct reliable_send *);
+ssize_t reliable_send_small(const struct reliable_send *, const unsigned char *, size_t);
+
+/* reliable-peers.c */
+struct reliable_peer *peers_find(struct reliable_send *, const struct sockaddr *, socklen_t,
+                                 unsigned);
+uint64_t peers_cum(const struct reliable_send *);
+uint64_t peers_room_end(const struct reliable_send *);
+double peers_pacing(const struct reliable_send *);
+double peers_room_to_send(const struct reliable_send *);
+int peers_full(const struct reliable_send *);
+int peers_next_repair(struct reliable_send *, uint64_t *, size_t *);
+int peers_want_repair(const struct reliable_send *);
+void peers_app_limited(struct reliable_send *);
+void peers_sent(struct reliable_send *, uint64_t, size_t, double);
+void peers_ack(struct flow *, struct reliable_send *, struct reliable_peer *,
+               const struct reliable_ack *, double);
+void peers_probe(struct reliable_send *, double);
+double peers_next_probe(const struct reliable_send *);
+double peers_srtt(const struct reliable_send *);
+const struct reliable_peer *peers_slowest(const struct reliable_send *);
+int peers_all_confirmed(const struct reliable_send *);
+uint64_t peers_next_pkt(const struct reliable_send *);
+int peers_served(struct flow *, const struct reliable_send *);
 
 /* reliable-recv.c */
 extern const struct flow_ops reliable_recv_ops;
@@ -247,6 +292,7 @@ int reliable_refuse(int, const unsigned char *, size_t);
 
 /* reliable-wire.c (pure; fuzzed by fuzz-frame) */
 void reliable_head_encode(unsigned char *, const struct reliable_head *);
+void reliable_head_tag(unsigned char *, unsigned);
 int reliable_head_decode(const unsigned char *, size_t, struct reliable_head *);
 size_t reliable_data_encode(unsigned char *, uint64_t, const struct reliable_data *);
 int reliable_data_decode(const unsigned char *, size_t, struct reliable_data *);
@@ -264,6 +310,7 @@ int rangeset_add(struct rangeset *, uint64_t, uint64_t);
 uint64_t rangeset_join(struct rangeset *, uint64_t);
 int rangeset_has(const struct rangeset *, uint64_t, uint64_t);
 void rangeset_drop_below(struct rangeset *, uint64_t);
+int rangeset_remove(struct rangeset *, uint64_t, uint64_t);
 uint64_t rangeset_skip(const struct rangeset *, uint64_t);
 
 /* reliable-sent.c (pure) */

@@ -221,6 +221,12 @@ static void print_human_verified_one_way(const struct session *s)
 		        "fastcat: verified: the %llu bytes written (xxh64 %016llx) are what the "
 		        "sender sent\n",
 		        (unsigned long long)vd->peer_bytes, (unsigned long long)vd->peer_digest);
+	else if (s->reliable.receivers > 1)
+		fprintf(stderr,
+		        "fastcat: verified: each of the %u receivers wrote the %llu bytes sent "
+		        "(xxh64 %016llx)\n",
+		        s->reliable.receivers, (unsigned long long)vd->confirmed_bytes,
+		        (unsigned long long)vd->confirmed_digest);
 	else
 		fprintf(stderr,
 		        "fastcat: verified: the receiver wrote the %llu bytes sent (xxh64 "

@@ -390,6 +390,30 @@ static void rate_modes(void)
 	       m.bw / 1e6);
 }
 
+/* A multicast repair leaves every other receiver's repair set: whole ranges, ends, a middle. */
+static void ranges_remove(void)
+{
+	static struct rangeset s, full;
+	int rc = 0;
+
+	rangeset_add(&s, 10, 20);
+	rangeset_add(&s, 30, 40);
+	rangeset_add(&s, 50, 60);
+	rangeset_remove(&s, 15, 35); /* the end of one, the start of the next */
+	tap_ok(s.n == 3 && s.r[0].to == 15 && s.r[1].from == 35 && s.r[2].from == 50,
+	       "remove across two ranges cuts both: [10,15) [35,40) [50,60)");
+	rangeset_remove(&s, 52, 55); /* inside one: two pieces */
+	tap_ok(s.n == 4 && s.r[2].to == 52 && s.r[3].from == 55 && s.r[3].to == 60,
+	       "remove inside a range cuts it in two");
+	rangeset_remove(&s, 0, 100);
+	tap_ok(s.n == 0, "remove over everything empties the set");
+	for (unsigned i = 0; i < RELIABLE_RANGES; i++)
+		rc |= rangeset_add(&full, 10 * i, 10 * i + 5);
+	tap_ok(rc == 0 && rangeset_remove(&full, 1, 2) == -1 && full.n == RELIABLE_RANGES &&
+	           full.r[0].to == 5,
+	       "a cut that needs one range too many fails and leaves the set as it was");
+}
+
 static void rate_finds_the_path(void)
 {
 	struct path clean = {12.5e6, 0.05, 0}, lossy = {12.5e6, 0.05, 0.01},
@@ -415,6 +439,7 @@ int main(void)
 	ranges_merge();
 	ranges_bounded();
 	ranges_join();
+	ranges_remove();
 	reorder_basics();
 	wire_round_trips();
 	sent_losses();

@@ -1,0 +1,153 @@
+#!/usr/bin/env bats
+# reliable-multicast.bats - --reliable to an IPv4 multicast group, in a network namespace of
+# the test's own (its loopback carries the group: multicast on, 224.0.0.0/4 routed there):
+# three receivers byte-exact, each confirming; one that joins while the sender waits; one
+# killed mid-stream (dropped after -w and named, the others byte-exact, the sender exit 5);
+# a plain fastcat on the group (left out, nothing written); usage errors.
+
+load helpers
+
+setup() {
+  T=$BATS_TEST_TMPDIR
+  [ "$(id -u)" = 0 ] || skip "needs root for a network namespace"
+  NS=fcmc$$
+  ip netns add "$NS" || skip "cannot make a network namespace"
+  ip -n "$NS" link set lo up
+  ip -n "$NS" link set lo multicast on
+  # the source address a group's datagrams go out with: lo's, or they would leave as 0.0.0.0
+  ip -n "$NS" route add 224.0.0.0/4 dev lo src 127.0.0.1
+  GROUP=239.1.2.3
+  PIDS=()
+}
+
+teardown() {
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+  [ -n "${NS:-}" ] && ip netns del "$NS" 2>/dev/null || true
+}
+
+# mc_receiver N [opts]: fastcat -lu --reliable on the group as receiver N, output $T/rN.out.
+mc_receiver() {
+  local n=$1
+  shift
+  ip netns exec "$NS" "$FASTCAT" -lu --reliable "$@" "$GROUP" 9000 >"$T/r$n.out" 2>"$T/r$n.err" &
+  eval "R${n}_PID=$!"
+  PIDS+=("$!")
+}
+
+# mc_joined N: N sockets have joined the group (the users of its membership on lo).
+mc_joined() {
+  local i users
+  for i in $(seq 100); do
+    users=$(ip netns exec "$NS" awk '$1 == "030201EF" { print $2 }' /proc/net/igmp)
+    [ "${users:-0}" -ge "$1" ] && return 0
+    sleep 0.05
+  done
+  return 1
+}
+
+# mc_send IN [opts]: the sender of IN to the group; its status in SENT_RC, stderr $T/s.err.
+mc_send() {
+  local in=$1
+  shift
+  SENT_RC=0
+  ip netns exec "$NS" "$FASTCAT" -u --reliable "$@" "$GROUP" 9000 <"$in" >/dev/null \
+    2>"$T/s.err" || SENT_RC=$?
+}
+
+# mc_receiver_rc N: waits for receiver N (in this shell: it is its child); its status in status.
+mc_receiver_rc() {
+  local pid
+  pid=$(eval echo "\$R${1}_PID")
+  status=0
+  wait "$pid" || status=$?
+}
+
+@test "multicast: three receivers on a group, byte-exact; the sender exits 0 once each confirmed" {
+  mkpayload "$T/a" $((8 * 1024 * 1024 + 5))
+  for n in 1 2 3; do mc_receiver $n; done
+  mc_joined 3
+  sleep 0.2
+  mc_send "$T/a" --receivers 3 -v
+  [ "$SENT_RC" = 0 ] || { cat "$T/s.err"; false; }
+  for n in 1 2 3; do
+    mc_receiver_rc $n
+    assert_equal "receiver $n exit $status" "receiver $n exit 0"
+    assert_same_bytes "$T/a" "$T/r$n.out"
+  done
+  grep -q "^fastcat: verified: each of the 3 receivers wrote the $((8 * 1024 * 1024 + 5)) bytes sent" "$T/s.err"
+  [ "$(grep -c 'answered in' "$T/s.err")" = 3 ]
+}
+
+@test "multicast: a receiver that joins while the sender waits for --receivers 2 is served too" {
+  mkpayload "$T/a" $((4 * 1024 * 1024 + 1))
+  mc_receiver 1
+  mc_joined 1
+  ( sleep 1.2; ip netns exec "$NS" "$FASTCAT" -lu --reliable "$GROUP" 9000 >"$T/r2.out" 2>"$T/r2.err"; echo $? >"$T/r2.rc" ) &
+  PIDS+=("$!")
+  mc_send "$T/a" --receivers 2
+  [ "$SENT_RC" = 0 ] || { cat "$T/s.err"; false; }
+  mc_receiver_rc 1
+  assert_equal "receiver 1 exit $status" "receiver 1 exit 0"
+  for i in $(seq 50); do [ -s "$T/r2.rc" ] && break; sleep 0.1; done
+  assert_equal "late receiver exit $(cat "$T/r2.rc")" "late receiver exit 0"
+  assert_same_bytes "$T/a" "$T/r1.out"
+  assert_same_bytes "$T/a" "$T/r2.out"
+}
+
+@test "multicast: a receiver killed mid-stream is dropped after -w and named; the others end byte-exact, the sender exits 5" {
+  mkpayload "$T/a" $((24 * 1024 * 1024))
+  for n in 1 2 3; do mc_receiver $n; done
+  mc_joined 3
+  sleep 0.2
+  ( for i in $(seq 200); do
+      [ "$(stat -c %s "$T/r2.out" 2>/dev/null || echo 0)" -gt 2000000 ] && break
+      sleep 0.02
+    done
+    kill -9 "$R2_PID" ) &
+  PIDS+=("$!")
+  mc_send "$T/a" --receivers 3 --rate-limit 40M -w 2
+  assert_equal "sender exit $SENT_RC" "sender exit 5"
+  grep -Eq '^fastcat: warning: --reliable: receiver 127\.0\.0\.1:9000 dropped: said nothing for 2 s, [0-9]+ of [0-9]+ bytes confirmed$' "$T/s.err" ||
+    { cat "$T/s.err"; false; }
+  grep -Eq '^fastcat: --reliable: 2 of 3 receivers confirmed the stream; dropped: 127\.0\.0\.1:9000 \([0-9]+ bytes\)$' "$T/s.err" ||
+    { cat "$T/s.err"; false; }
+  for n in 1 3; do
+    mc_receiver_rc $n
+    assert_equal "receiver $n exit $status" "receiver $n exit 0"
+    assert_same_bytes "$T/a" "$T/r$n.out"
+  done
+  # what the killed one wrote is the stream's first bytes
+  head -c "$(stat -c %s "$T/r2.out")" "$T/a" | cmp -s - "$T/r2.out"
+}
+
+@test "multicast: a plain fastcat on the group is left out and writes nothing; the sender serves the other and exits 5 naming the one that never answered" {
+  mkpayload "$T/a" 1000000
+  mc_receiver 1
+  ip netns exec "$NS" "$FASTCAT" -lu "$GROUP" 9000 >"$T/plain.out" 2>"$T/plain.err" &
+  PIDS+=("$!")
+  mc_joined 2
+  sleep 0.2
+  mc_send "$T/a" --receivers 2 -w 2
+  assert_equal "sender exit $SENT_RC" "sender exit 5"
+  grep -q 'refused it (no -lu --reliable there): left out' "$T/s.err" || { cat "$T/s.err"; false; }
+  grep -q '^fastcat: --reliable: 1 of 2 receivers confirmed the stream; 1 never answered$' "$T/s.err" ||
+    { cat "$T/s.err"; false; }
+  mc_receiver_rc 1
+  assert_equal "receiver exit $status" "receiver exit 0"
+  assert_same_bytes "$T/a" "$T/r1.out"
+  [ ! -s "$T/plain.out" ]
+}
+
+@test "multicast usage: --receivers to a unicast address, without --reliable, or at -l: exit 2 naming it" {
+  run -2 --separate-stderr "$FASTCAT" -u --reliable --receivers 2 127.0.0.1 9
+  assert_equal "$stderr" "fastcat: --receivers: 127.0.0.1:9 is no multicast group"
+  run -2 --separate-stderr "$FASTCAT" -u --receivers 2 "$GROUP" 9000
+  [[ "$stderr" == "fastcat: --receivers: the --reliable sender's"* ]]
+  run -2 --separate-stderr "$FASTCAT" -lu --reliable --receivers 2 "$GROUP" 9000
+  [[ "$stderr" == "fastcat: --receivers: the --reliable sender's"* ]]
+  run -2 --separate-stderr "$FASTCAT" --ttl 4 127.0.0.1 9
+  assert_equal "$stderr" "fastcat: --ttl: udp only (-u), not tcp"
+  run -2 --separate-stderr ip netns exec "$NS" "$FASTCAT" -u --reliable --mcast-if nosuch0 "$GROUP" 9000
+  assert_equal "$stderr" "fastcat: --mcast-if nosuch0: no such interface"
+}
