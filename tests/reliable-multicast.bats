@@ -2,7 +2,7 @@
 # reliable-multicast.bats - --reliable to an IPv4 multicast group, in a network namespace of
 # the test's own (its loopback carries the group: multicast on, 224.0.0.0/4 routed there):
 # three receivers byte-exact, each confirming; one that joins while the sender waits; one
-# killed mid-stream (dropped after -w and named, the others byte-exact, the sender exit 5);
+# that starts once the data flows (exit 3, told why); one killed mid-stream (dropped after -w and named, the others byte-exact, the sender exit 5);
 # a plain fastcat on the group (left out, nothing written); usage errors.
 
 load helpers
@@ -83,7 +83,9 @@ mc_receiver_rc() {
   mkpayload "$T/a" $((4 * 1024 * 1024 + 1))
   mc_receiver 1
   mc_joined 1
-  ( sleep 1.2; ip netns exec "$NS" "$FASTCAT" -lu --reliable "$GROUP" 9000 >"$T/r2.out" 2>"$T/r2.err"; echo $? >"$T/r2.rc" ) &
+  ( sleep 1.2; rc=0
+    ip netns exec "$NS" "$FASTCAT" -lu --reliable "$GROUP" 9000 >"$T/r2.out" 2>"$T/r2.err" || rc=$?
+    echo "$rc" >"$T/r2.rc" ) &
   PIDS+=("$!")
   mc_send "$T/a" --receivers 2
   [ "$SENT_RC" = 0 ] || { cat "$T/s.err"; false; }
@@ -93,6 +95,30 @@ mc_receiver_rc() {
   assert_equal "late receiver exit $(cat "$T/r2.rc")" "late receiver exit 0"
   assert_same_bytes "$T/a" "$T/r1.out"
   assert_same_bytes "$T/a" "$T/r2.out"
+}
+
+@test "multicast: a receiver that starts once the data flows exits 3 saying so, writes nothing; the session goes on" {
+  mkpayload "$T/a" $((16 * 1024 * 1024))
+  mc_receiver 1
+  mc_joined 1
+  ( for i in $(seq 200); do
+      [ "$(stat -c %s "$T/r1.out" 2>/dev/null || echo 0)" -gt 1000000 ] && break
+      sleep 0.02
+    done
+    rc=0
+    ip netns exec "$NS" "$FASTCAT" -lu --reliable "$GROUP" 9000 >"$T/late.out" 2>"$T/late.err" || rc=$?
+    echo "$rc" >"$T/late.rc" ) &
+  PIDS+=("$!")
+  mc_send "$T/a" --rate-limit 8M
+  [ "$SENT_RC" = 0 ] || { cat "$T/s.err"; false; }
+  mc_receiver_rc 1
+  assert_equal "receiver exit $status" "receiver exit 0"
+  assert_same_bytes "$T/a" "$T/r1.out"
+  for i in $(seq 50); do [ -s "$T/late.rc" ] && break; sleep 0.1; done
+  assert_equal "late receiver exit $(cat "$T/late.rc")" "late receiver exit 3"
+  grep -q "^fastcat: --reliable: 127\.0\.0\.1:[0-9]*'s session was under way without this receiver (its hello went before): start the receivers first; nothing written$" "$T/late.err" ||
+    { cat "$T/late.err"; false; }
+  [ ! -s "$T/late.out" ]
 }
 
 @test "multicast: a receiver killed mid-stream is dropped after -w and named; the others end byte-exact, the sender exits 5" {

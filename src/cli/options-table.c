@@ -219,7 +219,7 @@ const struct opt_spec options_table[] = {
      .section = SECTION_TRANSPORT,
      .metavar = " N",
      .help = "--reliable to a multicast group: wait for N\n"
-             "receivers, exit 0 when every one confirmed (default 1)"},
+             "receivers; exit 0 once each confirmed (default 1)"},
     {.name = "ttl",
      .arg = ARG_SIZE,
      .range = {1, 255, "ttl must be 1 to 255"},

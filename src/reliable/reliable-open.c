@@ -349,6 +349,12 @@ int reliable_accept(struct reliable_recv *r, struct session *s)
 	if (n == 0)
 		return failure_set(&s->failure, EXIT_CONNECT, "--reliable: %s sent nothing more",
 		                   s->ep->peer);
+	if (reliable_head_decode(buf, (size_t)n, &head) == 0 && head.type == RELIABLE_DATA)
+		return failure_set(&s->failure, EXIT_CONNECT,
+		                   "--reliable: %s's session was under way without this receiver "
+		                   "(its hello went before): start the receivers first; nothing "
+		                   "written",
+		                   s->ep->peer);
 	if (reliable_head_decode(buf, (size_t)n, &head) != 0 || head.type != RELIABLE_HELLO ||
 	    reliable_hello_decode(buf, (size_t)n, &h) != 0)
 		return failure_set(
