@@ -46,6 +46,15 @@ mc_joined() {
   return 1
 }
 
+# mc_grown FILE BYTES: wait (4 s at most) until a receiver's FILE holds more than BYTES.
+mc_grown() {
+  local i
+  for i in $(seq 200); do
+    [ "$(stat -c %s "$1" 2>/dev/null || echo 0)" -gt "$2" ] && return 0
+    sleep 0.02
+  done
+}
+
 # mc_send IN [opts]: the sender of IN to the group; its status in SENT_RC, stderr $T/s.err.
 mc_send() {
   local in=$1
@@ -101,10 +110,7 @@ mc_receiver_rc() {
   mkpayload "$T/a" $((16 * 1024 * 1024))
   mc_receiver 1
   mc_joined 1
-  ( for i in $(seq 200); do
-      [ "$(stat -c %s "$T/r1.out" 2>/dev/null || echo 0)" -gt 1000000 ] && break
-      sleep 0.02
-    done
+  ( mc_grown "$T/r1.out" 1000000
     rc=0
     ip netns exec "$NS" "$FASTCAT" -lu --reliable "$GROUP" 9000 >"$T/late.out" 2>"$T/late.err" || rc=$?
     echo "$rc" >"$T/late.rc" ) &
@@ -126,10 +132,7 @@ mc_receiver_rc() {
   for n in 1 2 3; do mc_receiver $n; done
   mc_joined 3
   sleep 0.2
-  ( for i in $(seq 200); do
-      [ "$(stat -c %s "$T/r2.out" 2>/dev/null || echo 0)" -gt 2000000 ] && break
-      sleep 0.02
-    done
+  ( mc_grown "$T/r2.out" 2000000
     kill -9 "$R2_PID" ) &
   PIDS+=("$!")
   mc_send "$T/a" --receivers 3 --rate-limit 40M -w 2

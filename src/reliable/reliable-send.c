@@ -114,19 +114,16 @@ static int take_confirm(struct flow *f, struct reliable_send *r, struct reliable
 	return 0;
 }
 
-/* What a receiver sent: acknowledgements, its refusal, its confirmation. 0, or -1. */
+/* What receiver p sent (h its header, of this session): acknowledgements, its refusal, its
+ * confirmation. 0, or -1. */
 static int take_datagram(struct flow *f, struct reliable_send *r, struct reliable_peer *p,
-                         const unsigned char *d, size_t n, double now)
+                         const struct reliable_head *h, const unsigned char *d, size_t n,
+                         double now)
 {
-	struct reliable_head h;
 	struct reliable_ack a;
 
-	if (reliable_head_decode(d, n, &h) != 0 || h.session != r->session)
-		return 0; /* not ours: dropped */
-	if (p == NULL || p->dropped || (r->group_len > 0 && p->tag != h.tag))
-		return 0; /* no receiver of the session, or one no longer served */
 	p->heard_at = now;
-	switch (h.type) {
+	switch (h->type) {
 	case RELIABLE_ACK:
 		if (reliable_ack_decode(d, n, &a) == 0)
 			peers_ack(f, r, p, &a, now);
@@ -148,6 +145,7 @@ static int read_socket(struct flow *f, struct reliable_send *r)
 		ssize_t n =
 		    recvfrom(r->fd, buf, sizeof buf, MSG_DONTWAIT, (struct sockaddr *)&from, &len);
 		struct reliable_head h;
+		struct reliable_peer *p;
 
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
 			return 0;
@@ -156,10 +154,12 @@ static int read_socket(struct flow *f, struct reliable_send *r)
 		if (n < 0)
 			return flow_fail(f, EXIT_RUNTIME, "--reliable: receive: %s",
 			                 strerror(errno));
-		h.tag = 0;
-		(void)reliable_head_decode(buf, (size_t)n, &h);
-		if (take_datagram(f, r, peers_find(r, (struct sockaddr *)&from, len, h.tag), buf,
-		                  (size_t)n, clock_now()) != 0)
+		if (reliable_head_decode(buf, (size_t)n, &h) != 0 || h.session != r->session)
+			continue; /* not ours: dropped */
+		p = peers_find(r, (struct sockaddr *)&from, len, h.tag);
+		if (p == NULL || p->dropped)
+			continue; /* no receiver of the session, or one no longer served */
+		if (take_datagram(f, r, p, &h, buf, (size_t)n, clock_now()) != 0)
 			return -1;
 	}
 	return 0;
@@ -364,11 +364,13 @@ static int check_silence(struct flow *f, struct reliable_send *r, double now)
 {
 	char why[64];
 
-	snprintf(why, sizeof why, "said nothing for %.3g s", r->silence);
-	for (unsigned i = 0; i < r->npeers; i++)
-		if (!r->peers[i].dropped && now - r->peers[i].heard_at >= r->silence &&
-		    lost_peer(f, r, &r->peers[i], why) != 0)
+	for (unsigned i = 0; i < r->npeers; i++) {
+		if (r->peers[i].dropped || now - r->peers[i].heard_at < r->silence)
+			continue;
+		snprintf(why, sizeof why, "said nothing for %.3g s", r->silence);
+		if (lost_peer(f, r, &r->peers[i], why) != 0)
 			return -1;
+	}
 	return 0;
 }
 
