@@ -118,6 +118,7 @@ bg_start() {
   local name=$1 in=$2 out=$3 err
   shift 3
   err=$(tdir)/$name.err
+  : >"$err" # now, not in the child: a wait that runs first must not read a reused NAME's old lines
   "$@" <"$in" >"$out" 2>"$err" 3>&- &
   fc_track "$!"
   printf -v "${name}_PID" '%s' "$!"
@@ -185,6 +186,9 @@ bg_listen() {
   local name=$1 in=$2 out=$3 re=$4 err pid port
   shift 4
   err=$(tdir)/$name.err
+  # emptied here, before the fork: the child's own 2> may run after the
+  # wait below has read a reused NAME's old port line (rcvlowat.bats has L twice)
+  : >"$err"
   # _open (from _listen_args, else truncate): how stdout opens OUT
   case ${_open:-} in
     append) "$@" >>"$out" 2>"$err" <"$in" 3>&- & ;;
@@ -529,6 +533,7 @@ fc_ulisten() {
   _listen_args "$@"
   [[ $_addr == 127.0.0.1 ]] && _addr=$(tdir)/$name.sock
   err=$(tdir)/$name.err
+  : >"$err" # before the fork, as in bg_listen
   "${FC_PREFIX[@]}" "$FASTCAT" -v -l "${_rest[@]}" "$_addr" >"$_out" 2>"$err" <"$_in" 3>&- &
   pid=$!
   fc_track "$pid"
