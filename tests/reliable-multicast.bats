@@ -2,7 +2,8 @@
 # reliable-multicast.bats - --reliable to an IPv4 multicast group, in a network namespace of
 # the test's own (its loopback carries the group: multicast on, 224.0.0.0/4 routed there):
 # three receivers byte-exact, each confirming; one that joins while the sender waits; one
-# that starts once the data flows (exit 3, told why); one killed mid-stream (dropped after -w and named, the others byte-exact, the sender exit 5);
+# that starts once the data flows (exit 3, told why); one killed mid-stream and one whose stdout
+# stops taking (each dropped after -w and named, the others byte-exact, the sender exit 5);
 # a plain fastcat on the group (left out, nothing written); usage errors.
 
 load helpers
@@ -60,7 +61,7 @@ mc_send() {
   local in=$1
   shift
   SENT_RC=0
-  ip netns exec "$NS" "$FASTCAT" -u --reliable "$@" "$GROUP" 9000 <"$in" >/dev/null \
+  timeout -k 5 120 ip netns exec "$NS" "$FASTCAT" -u --reliable "$@" "$GROUP" 9000 <"$in" >/dev/null \
     2>"$T/s.err" || SENT_RC=$?
 }
 
@@ -70,6 +71,21 @@ mc_receiver_rc() {
   pid=$(eval echo "\$R${1}_PID")
   status=0
   wait "$pid" || status=$?
+}
+
+# mc_dropped_receiver_2 ERE: the sender exited 5 having dropped receiver 2 (why: ERE) and
+# named it; receivers 1 and 3 exited 0, byte-exact with $T/a.
+mc_dropped_receiver_2() {
+  assert_equal "sender exit $SENT_RC" "sender exit 5"
+  grep -Eq "^fastcat: warning: --reliable: receiver 127\\.0\\.0\\.1:9000 dropped: $1, [0-9]+ of [0-9]+ bytes confirmed\$" "$T/s.err" ||
+    { cat "$T/s.err"; false; }
+  grep -Eq '^fastcat: --reliable: 2 of 3 receivers confirmed the stream; dropped: 127\.0\.0\.1:9000 \([0-9]+ bytes\)$' "$T/s.err" ||
+    { cat "$T/s.err"; false; }
+  for n in 1 3; do
+    mc_receiver_rc $n
+    assert_equal "receiver $n exit $status" "receiver $n exit 0"
+    assert_same_bytes "$T/a" "$T/r$n.out"
+  done
 }
 
 @test "multicast: three receivers on a group, byte-exact; the sender exits 0 once each confirmed" {
@@ -136,18 +152,25 @@ mc_receiver_rc() {
     kill -9 "$R2_PID" ) &
   PIDS+=("$!")
   mc_send "$T/a" --receivers 3 --rate-limit 40M -w 2
-  assert_equal "sender exit $SENT_RC" "sender exit 5"
-  grep -Eq '^fastcat: warning: --reliable: receiver 127\.0\.0\.1:9000 dropped: said nothing for 2 s, [0-9]+ of [0-9]+ bytes confirmed$' "$T/s.err" ||
-    { cat "$T/s.err"; false; }
-  grep -Eq '^fastcat: --reliable: 2 of 3 receivers confirmed the stream; dropped: 127\.0\.0\.1:9000 \([0-9]+ bytes\)$' "$T/s.err" ||
-    { cat "$T/s.err"; false; }
-  for n in 1 3; do
-    mc_receiver_rc $n
-    assert_equal "receiver $n exit $status" "receiver $n exit 0"
-    assert_same_bytes "$T/a" "$T/r$n.out"
-  done
+  mc_dropped_receiver_2 'said nothing for 2 s'
   # what the killed one wrote is the stream's first bytes
   head -c "$(stat -c %s "$T/r2.out")" "$T/a" | cmp -s - "$T/r2.out"
+}
+
+@test "multicast: a receiver whose stdout stops taking is dropped after -w and named; the others end byte-exact, the sender exits 5" {
+  mkpayload "$T/a" $((48 * 1024 * 1024))
+  mkfifo "$T/r2.fifo"
+  # takes 2 MB, then holds the pipe open without reading: receiver 2's store fills and stays full
+  sh -c 'head -c 2000000 >"$1"; exec sleep 60' _ "$T/r2.out" <"$T/r2.fifo" &
+  PIDS+=("$!")
+  ip netns exec "$NS" "$FASTCAT" -lu --reliable -w 30 "$GROUP" 9000 >"$T/r2.fifo" 2>"$T/r2.err" &
+  PIDS+=("$!")
+  for n in 1 3; do mc_receiver $n; done
+  mc_joined 3
+  sleep 0.2
+  mc_send "$T/a" --receivers 3 -w 2
+  mc_dropped_receiver_2 'it took nothing for 2 s while the others waited for it \(its store stayed full: its stdout does not drain\)'
+  head -c 2000000 "$T/a" | cmp -s - "$T/r2.out"
 }
 
 @test "multicast: a plain fastcat on the group is left out and writes nothing; the sender serves the other and exits 5 naming the one that never answered" {

@@ -105,6 +105,48 @@ const struct reliable_peer *peers_slowest(const struct reliable_send *r)
 	return slowest;
 }
 
+/*
+ * Multicast: a receiver that holds every other one back. New bytes wait for the least room of
+ * all, so one whose stdout stopped taking stops the group; once its room has not moved for the
+ * silence while another could take more, it is returned, to be dropped. Each receiver's clock
+ * runs only while the group waits for it (a stdin with nothing to send stops them all).
+ */
+struct reliable_peer *peers_holding_back(struct reliable_send *r, double now)
+{
+	uint64_t most = 0;
+	unsigned live = 0;
+
+	EACH_LIVE(r, p) {
+		if (p->room_end > most)
+			most = p->room_end;
+		live++;
+	}
+	EACH_LIVE(r, p) {
+		int holds = r->group_len > 0 && live > 1 && p->room_end < most &&
+		            p->room_end < r->next + r->payload && r->read > r->next;
+
+		if (!holds)
+			p->held_since = 0;
+		else if (p->held_since == 0)
+			p->held_since = now;
+		else if (now - p->held_since >= r->silence)
+			return p;
+	}
+	return NULL;
+}
+
+/* When the first receiver that holds the group back has for the silence, or 0. */
+double peers_next_hold_end(const struct reliable_send *r)
+{
+	double soonest = 0;
+
+	EACH_LIVE(r, p) {
+		if (p->held_since > 0 && (soonest == 0 || p->held_since + r->silence < soonest))
+			soonest = p->held_since + r->silence;
+	}
+	return soonest;
+}
+
 /* The pace: the slowest receiver's. */
 double peers_pacing(const struct reliable_send *r)
 {
@@ -205,8 +247,10 @@ void peers_ack(struct flow *f, struct reliable_send *r, struct reliable_peer *p,
 	sent_ack(&p->log, a, now, &news);
 	gone = news.acked_bytes + news.lost_bytes;
 	p->inflight = gone < p->inflight ? p->inflight - gone : 0;
-	if (a->cum + a->room > p->room_end)
+	if (a->cum + a->room > p->room_end) {
 		p->room_end = a->cum + a->room;
+		p->held_since = 0; /* it took some: it holds no one back yet */
+	}
 	r->fig->acks++;
 	r->fig->gap_acks += a->n > 0;
 	if (news.acked_bytes > 0) {

@@ -359,16 +359,28 @@ static void note_figures(struct reliable_send *r)
 	r->fig->srtt = p->log.srtt;
 }
 
-/* Receivers that said nothing for the silence. 0, or -1 when the session ends for it. */
+/*
+ * Receivers that said nothing for the silence, and (multicast) one that held the others back
+ * as long. 0, or -1 when the session ends for it.
+ */
 static int check_silence(struct flow *f, struct reliable_send *r, double now)
 {
-	char why[64];
+	char why[160];
+	struct reliable_peer *p;
 
 	for (unsigned i = 0; i < r->npeers; i++) {
 		if (r->peers[i].dropped || now - r->peers[i].heard_at < r->silence)
 			continue;
 		snprintf(why, sizeof why, "said nothing for %.3g s", r->silence);
 		if (lost_peer(f, r, &r->peers[i], why) != 0)
+			return -1;
+	}
+	while ((p = peers_holding_back(r, now)) != NULL) {
+		snprintf(why, sizeof why,
+		         "it took nothing for %.3g s while the others waited for it (its store "
+		         "stayed full: its stdout does not drain)",
+		         r->silence);
+		if (lost_peer(f, r, p, why) != 0)
 			return -1;
 	}
 	return 0;
@@ -452,10 +464,12 @@ static void poll_result(struct flow *f, const struct pollfd *pfd, int n)
 static long wait_ms(const struct flow *f, double now)
 {
 	const struct reliable_send *r = f->ctx;
-	double until = now + r->silence, probe = peers_next_probe(r);
+	double until = now + r->silence, probe = peers_next_probe(r), held = peers_next_hold_end(r);
 
 	if (!f->running)
 		return -1;
+	if (held > 0 && held < until)
+		until = held;
 	for (unsigned i = 0; i < r->npeers; i++)
 		if (!r->peers[i].dropped && r->peers[i].heard_at + r->silence < until)
 			until = r->peers[i].heard_at + r->silence;

@@ -181,6 +181,7 @@ struct reliable_peer {
 	uint64_t room_end; /* it cannot hold a byte at or beyond it (its cum + room) */
 	uint64_t inflight; /* bytes sent and neither acknowledged nor taken for lost */
 	double heard_at;   /* its last datagram */
+	double held_since; /* multicast: new bytes wait for its room since then (0: they do not) */
 	double probe_at;   /* no acknowledgement since: then what is on the way is lost */
 	unsigned probes;   /* ... in a row (each doubles the wait) */
 	int confirmed, dropped;
@@ -281,6 +282,8 @@ void peers_probe(struct reliable_send *, double);
 double peers_next_probe(const struct reliable_send *);
 double peers_srtt(const struct reliable_send *);
 const struct reliable_peer *peers_slowest(const struct reliable_send *);
+struct reliable_peer *peers_holding_back(struct reliable_send *, double);
+double peers_next_hold_end(const struct reliable_send *);
 int peers_all_confirmed(const struct reliable_send *);
 uint64_t peers_next_pkt(const struct reliable_send *);
 int peers_served(struct flow *, const struct reliable_send *);
