@@ -211,6 +211,12 @@ struct receiver_outcome {
 	uint64_t bytes;    /* written to its stdout (lost: forwarded to it) */
 	uint64_t digest;   /* XXH64 of what it received; whole and write_failed only */
 	int exact;         /* it wrote the whole stream sent */
+	const char *why;   /* what became of it, in words (NULL: err says, or nothing to say) */
+	/* --reliable to a multicast group: the path to it and what it asked for */
+	int reliable;
+	unsigned tag;
+	double path, rtt, min_rtt; /* bytes/s; seconds */
+	uint64_t acks, gap_acks, lost_bytes;
 };
 
 /* --reliable: what its datagrams did (reliable/), for the report; counts of this end's view. */
@@ -255,7 +261,7 @@ struct session {
 	struct failure failure;  /* how it failed: the exit status and the one-line reason */
 	char auto_decision[160]; /* -P auto, sending: what it decided (stripe-auto.c), for the hint
 	                          */
-	const struct receiver_outcome *receivers; /* --chain's sender, once judged: each one */
+	const struct receiver_outcome *receivers; /* --chain's, a multicast sender's: each one */
 	uint64_t slowest; /* --chain's sender: the least any receiver confirmed (--progress) */
 	unsigned nreceivers;
 	struct reliable_figures reliable; /* --reliable */

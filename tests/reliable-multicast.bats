@@ -1,10 +1,10 @@
 #!/usr/bin/env bats
-# reliable-multicast.bats - --reliable to an IPv4 multicast group, in a network namespace of
+# reliable-multicast.bats - --reliable to a multicast group (IPv4, and one IPv6), in a network namespace of
 # the test's own (its loopback carries the group: multicast on, 224.0.0.0/4 routed there):
 # three receivers byte-exact, each confirming; one that joins while the sender waits; one
 # that starts once the data flows (exit 3, told why); one killed mid-stream and one whose stdout
 # stops taking (each dropped after -w and named, the others byte-exact, the sender exit 5);
-# a plain fastcat on the group (left out, nothing written); usage errors.
+# a plain fastcat on the group (left out, nothing written); an IPv6 group; usage errors.
 
 load helpers
 
@@ -102,6 +102,12 @@ mc_dropped_receiver_2() {
   done
   grep -q "^fastcat: verified: each of the 3 receivers wrote the $((8 * 1024 * 1024 + 5)) bytes sent" "$T/s.err"
   [ "$(grep -c 'answered in' "$T/s.err")" = 3 ]
+  # the report: a line each receiver, with a tag of its own
+  for n in 1 2 3; do
+    grep -Eq "^fastcat: --reliable: receiver $n of 3, 127\.0\.0\.1:9000 \(tag [0-9]+\): whole, $((8 * 1024 * 1024 + 5)) bytes; path [0-9.]+ Mbit/s, round trip [0-9.]+ ms \(min [0-9.]+\), [1-9][0-9]* acknowledgements \([0-9]+ naming gaps\), [0-9]+ bytes taken for lost$" "$T/s.err" ||
+      { cat "$T/s.err"; false; }
+  done
+  [ "$(sed -nE 's/.*\(tag ([0-9]+)\).*/\1/p' "$T/s.err" | sort -u | wc -l)" = 3 ]
 }
 
 @test "multicast: a receiver that joins while the sender waits for --receivers 2 is served too" {
@@ -168,7 +174,15 @@ mc_dropped_receiver_2() {
   for n in 1 3; do mc_receiver $n; done
   mc_joined 3
   sleep 0.2
-  mc_send "$T/a" --receivers 3 -w 2
+  mc_send "$T/a" --receivers 3 -w 2 --report=json
+  j=$(json_report "$T/s.err")
+  jq_is "$j" '[.receivers[].state] | sort | join(",")' dropped,whole,whole
+  jq_is "$j" '[.receivers[] | select(.state == "whole") | .bytes] | unique | join(",")' $((48 * 1024 * 1024))
+  jq_is "$j" '.receivers[] | select(.state == "dropped") | .error' \
+    'it took nothing for 2 s while the others waited for it (its store stayed full: its stdout does not drain)'
+  jq_true "$j" '[.receivers[] | select(.state == "whole") | .exact and .xxh64 != null and .acks > 0 and .rtt_ms >= 0 and .path_bps > 0] | all'
+  jq_true "$j" '.receivers[] | select(.state == "dropped") | .exact == false and .bytes < 48 * 1024 * 1024 and .xxh64 == null'
+  jq_true "$j" '[.receivers[].tag] | unique | length == 3'
   mc_dropped_receiver_2 'it took nothing for 2 s while the others waited for it \(its store stayed full: its stdout does not drain\)'
   head -c 2000000 "$T/a" | cmp -s - "$T/r2.out"
 }
@@ -189,6 +203,34 @@ mc_dropped_receiver_2() {
   assert_equal "receiver exit $status" "receiver exit 0"
   assert_same_bytes "$T/a" "$T/r1.out"
   [ ! -s "$T/plain.out" ]
+}
+
+@test "multicast over IPv6: two receivers on ff15::1234 by --mcast-if, byte-exact, each named in the report" {
+  # IPv6 multicast does not loop back on lo: a veth pair in the namespace carries the group
+  ip -n "$NS" link add mc0 type veth peer name mc1 || skip "cannot make a veth pair"
+  ip -n "$NS" link set mc0 up
+  ip -n "$NS" link set mc1 up
+  ip -n "$NS" addr add fd00::1/64 dev mc0 nodad
+  mkpayload "$T/a" $((3 * 1024 * 1024 + 7))
+  for n in 1 2; do
+    ip netns exec "$NS" "$FASTCAT" -lu --reliable --mcast-if mc0 ff15::1234 9000 >"$T/r$n.out" 2>"$T/r$n.err" &
+    eval "R${n}_PID=$!"
+    PIDS+=("$!")
+  done
+  for i in $(seq 100); do
+    [ "$(ip netns exec "$NS" awk '$2 == "mc0" && $3 == "ff150000000000000000000000001234" { print $4 }' /proc/net/igmp6)" = 2 ] && break
+    sleep 0.05
+  done
+  timeout -k 5 60 ip netns exec "$NS" "$FASTCAT" -u --reliable --mcast-if mc0 --receivers 2 -v \
+    ff15::1234 9000 <"$T/a" 2>"$T/s.err" || { cat "$T/s.err"; false; }
+  for n in 1 2; do
+    mc_receiver_rc $n
+    assert_equal "receiver $n exit $status" "receiver $n exit 0"
+    assert_same_bytes "$T/a" "$T/r$n.out"
+    grep -Eq "^fastcat: --reliable: receiver $n of 2, \[fd00::1\]:9000 \(tag [0-9]+\): whole, $((3 * 1024 * 1024 + 7)) bytes;" "$T/s.err" ||
+      { cat "$T/s.err"; false; }
+  done
+  grep -q "^fastcat: --reliable: [0-9]* datagrams of up to 1420 bytes" "$T/s.err" || { cat "$T/s.err"; false; }
 }
 
 @test "multicast usage: --receivers to a unicast address, without --reliable, or at -l: exit 2 naming it" {

@@ -240,6 +240,8 @@ void session_close(struct session *s, struct session_parts *p, struct endpoint *
 		stripe_growth_free(p->stripe.growth);
 	p->striped = 0;
 	p->stripe.growth = NULL;
+	s->receivers = NULL; /* --chain's, the group's: gone with them */
+	s->nreceivers = 0;
 	endpoint_close(ep);
 }
 

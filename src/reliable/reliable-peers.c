@@ -4,11 +4,13 @@
  * the sender acts on what they come to together: a datagram goes once for all of them, so new
  * bytes wait for the receiver with the least room and leave at the slowest one's pace, a
  * repair goes once for every receiver that lacks it, and the store lets go of a byte only
- * when every receiver has it.
+ * when every receiver has it. A receiver that falls silent, or (multicast) holds the others
+ * back, is dropped; the report says what became of each.
  */
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fastcat.h"
@@ -111,7 +113,7 @@ const struct reliable_peer *peers_slowest(const struct reliable_send *r)
  * silence while another could take more, it is returned, to be dropped. Each receiver's clock
  * runs only while the group waits for it (a stdin with nothing to send stops them all).
  */
-struct reliable_peer *peers_holding_back(struct reliable_send *r, double now)
+static struct reliable_peer *holding_back(struct reliable_send *r, double now)
 {
 	uint64_t most = 0;
 	unsigned live = 0;
@@ -145,6 +147,50 @@ double peers_next_hold_end(const struct reliable_send *r)
 			soonest = p->held_since + r->silence;
 	}
 	return soonest;
+}
+
+/* A receiver is lost (why): the session fails, or (multicast) goes on without it. 0, or -1. */
+int peers_lost(struct flow *f, struct reliable_send *r, struct reliable_peer *p, const char *why)
+{
+	if (r->group_len == 0)
+		return flow_fail(f, EXIT_PEER,
+		                 "--reliable: the receiver %s: %llu of %llu bytes confirmed", why,
+		                 (unsigned long long)p->log.cum, (unsigned long long)r->read);
+	p->dropped = 1;
+	snprintf(p->why, sizeof p->why, "%s", why);
+	log_warn("--reliable: receiver %s dropped: %s, %llu of %llu bytes confirmed", p->name, why,
+	         (unsigned long long)p->log.cum, (unsigned long long)r->read);
+	if (peers_slowest(r) == NULL)
+		return flow_fail(f, EXIT_PEER, "--reliable: no receiver is left");
+	f->moved = 1;
+	return 0;
+}
+
+/*
+ * Receivers that said nothing for the silence, and (multicast) one that held the others back
+ * as long. 0, or -1 when the session ends for it.
+ */
+int peers_check_silence(struct flow *f, struct reliable_send *r, double now)
+{
+	char why[160];
+	struct reliable_peer *p;
+
+	for (unsigned i = 0; i < r->npeers; i++) {
+		if (r->peers[i].dropped || now - r->peers[i].heard_at < r->silence)
+			continue;
+		snprintf(why, sizeof why, "said nothing for %.3g s", r->silence);
+		if (peers_lost(f, r, &r->peers[i], why) != 0)
+			return -1;
+	}
+	while ((p = holding_back(r, now)) != NULL) {
+		snprintf(why, sizeof why,
+		         "it took nothing for %.3g s while the others waited for it (its store "
+		         "stayed full: its stdout does not drain)",
+		         r->silence);
+		if (peers_lost(f, r, p, why) != 0)
+			return -1;
+	}
+	return 0;
 }
 
 /* The pace: the slowest receiver's. */
@@ -253,6 +299,9 @@ void peers_ack(struct flow *f, struct reliable_send *r, struct reliable_peer *p,
 	}
 	r->fig->acks++;
 	r->fig->gap_acks += a->n > 0;
+	p->acks++;
+	p->gap_acks += a->n > 0;
+	p->lost_bytes += news.lost_bytes;
 	if (news.acked_bytes > 0) {
 		p->probes = 0;
 		p->probe_at = now + probe_wait(p);
@@ -362,4 +411,38 @@ int peers_served(struct flow *f, const struct reliable_send *r)
 		         r->wanted - r->npeers);
 	return flow_fail(f, EXIT_PEER, "--reliable: %u of %u receivers confirmed the stream; %s%s",
 	                 served, r->wanted, r->npeers > served ? "dropped: " : "", lost);
+}
+
+/*
+ * Multicast, for the report: what became of each receiver that answered, in the order they
+ * did (malloc'd; NULL if that fails, and the report goes without).
+ */
+struct receiver_outcome *peers_outcome(const struct reliable_send *r)
+{
+	struct receiver_outcome *out = calloc(r->npeers > 0 ? r->npeers : 1, sizeof *out);
+
+	for (unsigned i = 0; out != NULL && i < r->npeers; i++) {
+		const struct reliable_peer *p = &r->peers[i];
+		struct receiver_outcome *o = &out[i];
+
+		snprintf(o->name, sizeof o->name, "%s", p->name);
+		o->exact = p->confirmed && p->said.bytes == r->end.bytes &&
+		           p->said.digest == r->end.digest;
+		o->state = p->dropped     ? "dropped"
+		           : o->exact     ? "whole"
+		           : p->confirmed ? "mismatch"
+		                          : "cut";
+		o->bytes = p->confirmed ? p->said.bytes : p->log.cum;
+		o->digest = p->said.digest;
+		o->why = p->dropped ? p->why : NULL;
+		o->reliable = 1;
+		o->tag = p->tag;
+		o->path = p->model.bw;
+		o->rtt = p->log.srtt;
+		o->min_rtt = p->log.min_rtt;
+		o->acks = p->acks;
+		o->gap_acks = p->gap_acks;
+		o->lost_bytes = p->lost_bytes;
+	}
+	return out;
 }

@@ -34,6 +34,8 @@ void reliable_send_free(struct reliable_send *r)
 	free(r->peers);
 	r->peers = NULL;
 	r->npeers = 0;
+	free(r->outcome);
+	r->outcome = NULL;
 }
 
 /* The bucket fills at the pace since it was last looked at; it saves up PACE_BURST at most. */
@@ -64,23 +66,6 @@ ssize_t reliable_send_small(const struct reliable_send *r, const unsigned char *
 		return sendto(r->fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT,
 		              (const struct sockaddr *)&r->group, r->group_len);
 	return send(r->fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
-}
-
-/* A receiver said nothing for the silence: the session fails, or (multicast) goes on without it. */
-static int lost_peer(struct flow *f, struct reliable_send *r, struct reliable_peer *p,
-                     const char *why)
-{
-	if (r->group_len == 0)
-		return flow_fail(f, EXIT_PEER,
-		                 "--reliable: the receiver %s: %llu of %llu bytes confirmed", why,
-		                 (unsigned long long)p->log.cum, (unsigned long long)r->read);
-	p->dropped = 1;
-	log_warn("--reliable: receiver %s dropped: %s, %llu of %llu bytes confirmed", p->name, why,
-	         (unsigned long long)p->log.cum, (unsigned long long)r->read);
-	if (peers_slowest(r) == NULL)
-		return flow_fail(f, EXIT_PEER, "--reliable: no receiver is left");
-	f->moved = 1;
-	return 0;
 }
 
 /*
@@ -129,7 +114,7 @@ static int take_datagram(struct flow *f, struct reliable_send *r, struct reliabl
 			peers_ack(f, r, p, &a, now);
 		return 0;
 	case RELIABLE_CONFIRM: return take_confirm(f, r, p, d, n);
-	case RELIABLE_REFUSE: return lost_peer(f, r, p, "ended the session");
+	case RELIABLE_REFUSE: return peers_lost(f, r, p, "ended the session");
 	default: return 0;
 	}
 }
@@ -150,7 +135,7 @@ static int read_socket(struct flow *f, struct reliable_send *r)
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
 			return 0;
 		if (n < 0 && errno == ECONNREFUSED)
-			return lost_peer(f, r, &r->peers[0], "is gone (port unreachable)");
+			return peers_lost(f, r, &r->peers[0], "is gone (port unreachable)");
 		if (n < 0)
 			return flow_fail(f, EXIT_RUNTIME, "--reliable: receive: %s",
 			                 strerror(errno));
@@ -359,33 +344,6 @@ static void note_figures(struct reliable_send *r)
 	r->fig->srtt = p->log.srtt;
 }
 
-/*
- * Receivers that said nothing for the silence, and (multicast) one that held the others back
- * as long. 0, or -1 when the session ends for it.
- */
-static int check_silence(struct flow *f, struct reliable_send *r, double now)
-{
-	char why[160];
-	struct reliable_peer *p;
-
-	for (unsigned i = 0; i < r->npeers; i++) {
-		if (r->peers[i].dropped || now - r->peers[i].heard_at < r->silence)
-			continue;
-		snprintf(why, sizeof why, "said nothing for %.3g s", r->silence);
-		if (lost_peer(f, r, &r->peers[i], why) != 0)
-			return -1;
-	}
-	while ((p = peers_holding_back(r, now)) != NULL) {
-		snprintf(why, sizeof why,
-		         "it took nothing for %.3g s while the others waited for it (its store "
-		         "stayed full: its stdout does not drain)",
-		         r->silence);
-		if (lost_peer(f, r, p, why) != 0)
-			return -1;
-	}
-	return 0;
-}
-
 static enum pump_result pump(struct flow *f)
 {
 	struct reliable_send *r = f->ctx;
@@ -402,7 +360,7 @@ static enum pump_result pump(struct flow *f)
 			f->stats->finished = clock_now();
 			return peers_served(f, r) == 0 ? PUMP_FINISHED : PUMP_FAILED;
 		}
-		if (check_silence(f, r, now) != 0)
+		if (peers_check_silence(f, r, now) != 0)
 			return PUMP_FAILED;
 		if ((rc = read_stdin(f, r)) < 0)
 			return PUMP_FAILED;

@@ -40,13 +40,18 @@ void reliable_plug(struct reliable *rel, struct session *s, struct relay_setup *
 
 /*
  * The sender's exit 0 says the receiver confirmed the stream's count and XXH64; the report
- * says it as --verify does.
+ * says it as --verify does, and to a group what became of each receiver.
  */
 void reliable_conclude(struct reliable *rel, struct session *s)
 {
-	const struct reliable_send *r = &rel->send;
+	struct reliable_send *r = &rel->send;
 	const struct reliable_recv *v = &rel->recv;
 
+	if (!rel->listening && r->group_len > 0 && r->outcome == NULL &&
+	    (r->outcome = peers_outcome(r)) != NULL) {
+		s->receivers = r->outcome;
+		s->nreceivers = r->npeers;
+	}
 	if (s->failure.status != EXIT_OK)
 		return;
 	if (!rel->listening && r->confirmed) {

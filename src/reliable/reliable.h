@@ -186,6 +186,8 @@ struct reliable_peer {
 	unsigned probes;   /* ... in a row (each doubles the wait) */
 	int confirmed, dropped;
 	struct reliable_end said; /* its confirmation */
+	uint64_t acks, gap_acks, lost_bytes;
+	char why[160]; /* dropped: why */
 };
 
 #define RELIABLE_RECEIVERS_MAX 64 /* --receivers */
@@ -210,6 +212,7 @@ struct reliable_send {
 	struct digest digest; /* XXH64 of stdin's bytes */
 	struct reliable_end end;
 	struct reliable_figures *fig;
+	struct receiver_outcome *outcome; /* multicast, for the report: each receiver */
 };
 
 /* The receiver, from the hello to the sender's last word (reliable-recv.c). */
@@ -282,11 +285,13 @@ void peers_probe(struct reliable_send *, double);
 double peers_next_probe(const struct reliable_send *);
 double peers_srtt(const struct reliable_send *);
 const struct reliable_peer *peers_slowest(const struct reliable_send *);
-struct reliable_peer *peers_holding_back(struct reliable_send *, double);
+int peers_lost(struct flow *, struct reliable_send *, struct reliable_peer *, const char *);
+int peers_check_silence(struct flow *, struct reliable_send *, double);
 double peers_next_hold_end(const struct reliable_send *);
 int peers_all_confirmed(const struct reliable_send *);
 uint64_t peers_next_pkt(const struct reliable_send *);
 int peers_served(struct flow *, const struct reliable_send *);
+struct receiver_outcome *peers_outcome(const struct reliable_send *);
 
 /* reliable-recv.c */
 extern const struct flow_ops reliable_recv_ops;

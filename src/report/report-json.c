@@ -126,7 +126,23 @@ static void json_streams(char *out, size_t len, const struct session *s)
 		snprintf(out + n, len - n, "]");
 }
 
-/* --chain's sender: ',"receivers":[{...},...]', what became of each; "" before the judgement. */
+/* A multicast receiver's path and what it asked for: ',"tag":...,...'; "" for the rest. */
+static void json_reliable_receiver(char *out, size_t len, const struct receiver_outcome *o)
+{
+	out[0] = '\0';
+	if (!o->reliable)
+		return;
+	snprintf(out, len,
+	         ",\"tag\":%u,\"path_bps\":%.0f,\"rtt_ms\":%.3f,\"min_rtt_ms\":%.3f,\"acks\":%llu,"
+	         "\"gap_acks\":%llu,\"lost_bytes\":%llu",
+	         o->tag, o->path * 8, o->rtt * 1e3, o->min_rtt * 1e3, (unsigned long long)o->acks,
+	         (unsigned long long)o->gap_acks, (unsigned long long)o->lost_bytes);
+}
+
+/*
+ * --chain's sender, a multicast sender: ',"receivers":[{...},...]', what became of each; ""
+ * before the judgement.
+ */
 static void json_receivers(char *out, size_t len, const struct session *s)
 {
 	size_t n;
@@ -137,20 +153,24 @@ static void json_receivers(char *out, size_t len, const struct session *s)
 	n = (size_t)snprintf(out, len, ",\"receivers\":["); /* len >= 16 */
 	for (unsigned i = 0; i < s->nreceivers && n + 2 < len; i++) {
 		const struct receiver_outcome *o = &s->receivers[i];
-		char host[600], error[160] = "null", digest[24] = "null";
+		char host[600], error[360] = "null", digest[24] = "null", path[256];
 		int k;
 
 		report_json_string(host, sizeof host, o->name);
-		if (o->err != 0)
+		if (o->why != NULL)
+			report_json_string(error, sizeof error, o->why);
+		else if (o->err != 0)
 			report_json_string(error, sizeof error, strerror(o->err));
-		if (strcmp(o->state, "whole") == 0 || strcmp(o->state, "write_failed") == 0)
+		if (strcmp(o->state, "whole") == 0 || strcmp(o->state, "write_failed") == 0 ||
+		    strcmp(o->state, "mismatch") == 0)
 			snprintf(digest, sizeof digest, "\"%016llx\"",
 			         (unsigned long long)o->digest);
+		json_reliable_receiver(path, sizeof path, o);
 		k = snprintf(out + n, len - n,
 		             "%s{\"receiver\":%u,\"host\":%s,\"state\":\"%s\",\"bytes\":%llu,"
-		             "\"xxh64\":%s,\"exact\":%s,\"error\":%s}",
+		             "\"xxh64\":%s,\"exact\":%s,\"error\":%s%s}",
 		             i > 0 ? "," : "", i + 1, host, o->state, (unsigned long long)o->bytes,
-		             digest, o->exact ? "true" : "false", error);
+		             digest, o->exact ? "true" : "false", error, path);
 		if (k < 0 || (size_t)k >= len - n)
 			return;
 		n += (size_t)k;
@@ -188,9 +208,9 @@ void report_print_json(const struct session *s, int final, int sndbuf, int rcvbu
 	char resumed[24] = "null", skipped[24] = "null", retries[24] = "null",
 	     confirmed[24] = "null";
 	size_t streams_len = s->conns.n > 0 ? (size_t)s->conns.n * 512 : 1;
-	size_t receivers_len = s->nreceivers > 0 ? (size_t)s->nreceivers * 900 : 1;
+	size_t receivers_len = s->nreceivers > 0 ? (size_t)s->nreceivers * 1400 : 1;
 	char *streams = malloc(streams_len);     /* -P: up to 32 KiB, not on the stack */
-	char *receivers = malloc(receivers_len); /* --chain: up to 28 KiB */
+	char *receivers = malloc(receivers_len); /* --chain, a group: up to 88 KiB */
 
 	json_flow(sent, sizeof sent, &s->sent, cfg->transport->datagram, cfg->checksum, 0, now);
 	json_flow(received, sizeof received, &s->received, cfg->transport->datagram, cfg->checksum,

@@ -264,6 +264,30 @@ static void print_human_sync(const struct session *s)
 }
 
 /*
+ * --reliable to a group: a line each receiver ("receiver 2 of 3, 10.0.0.2:9000 (tag 4660):
+ * whole, 8388613 bytes; path 198.2 Mbit/s, round trip 0.4 ms (min 0.1), 540 acknowledgements
+ * (3 naming gaps), 14400 bytes taken for lost").
+ */
+static void print_human_group(const struct session *s)
+{
+	for (unsigned i = 0; i < s->nreceivers; i++) {
+		const struct receiver_outcome *o = &s->receivers[i];
+
+		if (!o->reliable)
+			continue;
+		fprintf(
+		    stderr,
+		    "fastcat: --reliable: receiver %u of %u, %s (tag %u): %s%s%s%s, %llu bytes; "
+		    "path %.1f Mbit/s, round trip %.1f ms (min %.1f), %llu acknowledgements "
+		    "(%llu naming gaps), %llu bytes taken for lost\n",
+		    i + 1, s->nreceivers, o->name, o->tag, o->state, o->why ? " (" : "",
+		    o->why ? o->why : "", o->why ? ")" : "", (unsigned long long)o->bytes,
+		    o->path * 8 / 1e6, o->rtt * 1e3, o->min_rtt * 1e3, (unsigned long long)o->acks,
+		    (unsigned long long)o->gap_acks, (unsigned long long)o->lost_bytes);
+	}
+}
+
+/*
  * --reliable: what its datagrams did ("186413 datagrams of up to 1440 bytes, 1893 sent again
  * (1.0 %), ..., path 941.2 Mbit/s, paced at 941.0, round trip 100.4 ms (min 100.0)").
  */
@@ -293,6 +317,7 @@ static void print_human_reliable(const struct session *s)
 	    (unsigned long long)f->acks, (unsigned long long)f->gap_acks,
 	    (unsigned long long)f->probes, f->bottleneck * 8 / 1e6, f->pacing * 8 / 1e6,
 	    f->srtt * 1e3, f->min_rtt * 1e3);
+	print_human_group(s);
 }
 
 static void print_human(const struct session *s, int sndbuf, int rcvbuf, double now)
