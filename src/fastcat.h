@@ -121,7 +121,9 @@ struct config {
 	int chain;          /* --chain: the host operand lists the receivers; -l: a node */
 	int reliable;       /* --reliable: udp numbered, acknowledged, repaired and paced */
 	unsigned receivers; /* --receivers: a multicast sender waits for this many (0: 1) */
-	unsigned mcast_ttl; /* --ttl: a multicast datagram's hops (0: 1) */
+	uint64_t
+	    min_rate; /* --min-rate: ... and drops one that holds the group below it, bytes/s */
+	unsigned mcast_ttl;   /* --ttl: a multicast datagram's hops (0: 1) */
 	const char *mcast_if; /* --mcast-if: the interface a group is sent on and joined on */
 	int resume;         /* --resume: -l goes on with the file on stdout, the sender after it */
 	unsigned retry;     /* --retry: reconnect and resume up to this many times (sender) */

@@ -476,6 +476,10 @@ EOF
 -u --reliable --receivers 0 239.1.2.3 9000 | 2 | --receivers 0: receivers must be 1 to 64
 -u --reliable --receivers 65 239.1.2.3 9000 | 2 | --receivers 65: receivers must be 1 to 64
 -u --reliable --receivers 2 127.0.0.1 9000 | 2 | --receivers: 127.0.0.1:9000 is no multicast group
+-u --min-rate 8M 239.1.2.3 9000          | 2 | --min-rate: the --reliable sender's to a multicast group (-u --reliable GROUP PORT)
+-lu --reliable --min-rate 8M 0           | 2 | --min-rate: the --reliable sender's to a multicast group (-u --reliable GROUP PORT)
+-u --reliable --min-rate 0 239.1.2.3 9000 | 2 | --min-rate 0: rate must be 1 byte/s to 1024G (1 TiB/s)
+-u --reliable --min-rate 8M 127.0.0.1 9000 | 2 | --min-rate: 127.0.0.1:9000 is no multicast group
 -u --ttl 0 239.1.2.3 9000                | 2 | --ttl 0: ttl must be 1 to 255
 --ttl 2 127.0.0.1 9000                   | 2 | --ttl: udp only (-u), not tcp
 -lu --ttl 2 0                            | 2 | --ttl: the sender's, not -l's

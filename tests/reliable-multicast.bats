@@ -3,7 +3,8 @@
 # the test's own (its loopback carries the group: multicast on, 224.0.0.0/4 routed there):
 # three receivers byte-exact, each confirming; one that joins while the sender waits; one
 # that starts once the data flows (exit 3, told why); one killed mid-stream and one whose stdout
-# stops taking (each dropped after -w and named, the others byte-exact, the sender exit 5);
+# stops taking, and one that holds the group below --min-rate (each dropped after -w and
+# named, the others byte-exact, the sender exit 5);
 # a plain fastcat on the group (left out, nothing written); an IPv6 group; usage errors.
 
 load helpers
@@ -73,6 +74,19 @@ mc_receiver_rc() {
   wait "$pid" || status=$?
 }
 
+# mc_three_receivers_2_into CMD...: receivers 1 and 3 as mc_receiver, receiver 2 (-w 30)
+# writing into a pipe that CMD reads; returns once the three joined.
+mc_three_receivers_2_into() {
+  mkfifo "$T/r2.fifo"
+  "$@" <"$T/r2.fifo" &
+  PIDS+=("$!")
+  ip netns exec "$NS" "$FASTCAT" -lu --reliable -w 30 "$GROUP" 9000 >"$T/r2.fifo" 2>"$T/r2.err" &
+  PIDS+=("$!")
+  for n in 1 3; do mc_receiver $n; done
+  mc_joined 3
+  sleep 0.2
+}
+
 # mc_dropped_receiver_2 ERE: the sender exited 5 having dropped receiver 2 (why: ERE) and
 # named it; receivers 1 and 3 exited 0, byte-exact with $T/a.
 mc_dropped_receiver_2() {
@@ -93,7 +107,8 @@ mc_dropped_receiver_2() {
   for n in 1 2 3; do mc_receiver $n; done
   mc_joined 3
   sleep 0.2
-  mc_send "$T/a" --receivers 3 -v
+  # --min-rate 1M: a group that takes more loses no one
+  mc_send "$T/a" --receivers 3 --min-rate 1M -v
   [ "$SENT_RC" = 0 ] || { cat "$T/s.err"; false; }
   for n in 1 2 3; do
     mc_receiver_rc $n
@@ -165,15 +180,8 @@ mc_dropped_receiver_2() {
 
 @test "multicast: a receiver whose stdout stops taking is dropped after -w and named; the others end byte-exact, the sender exits 5" {
   mkpayload "$T/a" $((48 * 1024 * 1024))
-  mkfifo "$T/r2.fifo"
   # takes 2 MB, then holds the pipe open without reading: receiver 2's store fills and stays full
-  sh -c 'head -c 2000000 >"$1"; exec sleep 60' _ "$T/r2.out" <"$T/r2.fifo" &
-  PIDS+=("$!")
-  ip netns exec "$NS" "$FASTCAT" -lu --reliable -w 30 "$GROUP" 9000 >"$T/r2.fifo" 2>"$T/r2.err" &
-  PIDS+=("$!")
-  for n in 1 3; do mc_receiver $n; done
-  mc_joined 3
-  sleep 0.2
+  mc_three_receivers_2_into sh -c 'head -c 2000000 >"$1"; exec sleep 60' _ "$T/r2.out"
   mc_send "$T/a" --receivers 3 -w 2 --report=json
   j=$(json_report "$T/s.err")
   jq_is "$j" '[.receivers[].state] | sort | join(",")' dropped,whole,whole
@@ -185,6 +193,16 @@ mc_dropped_receiver_2() {
   jq_true "$j" '[.receivers[].tag] | unique | length == 3'
   mc_dropped_receiver_2 'it took nothing for 2 s while the others waited for it \(its store stayed full: its stdout does not drain\)'
   head -c 2000000 "$T/a" | cmp -s - "$T/r2.out"
+}
+
+@test "multicast --min-rate: a receiver that holds the group below it for -w is dropped and named; the others end byte-exact" {
+  command -v pv >/dev/null || skip "pv is not installed"
+  mkpayload "$T/a" $((48 * 1024 * 1024))
+  # receiver 2's stdout takes 2 MiB/s: once its store is full, the group gets that
+  mc_three_receivers_2_into sh -c 'exec pv -q -L 2m >"$1"' _ "$T/r2.out"
+  mc_send "$T/a" --receivers 3 --min-rate 8M -w 2
+  mc_dropped_receiver_2 'the group took less than --min-rate 8 MiB/s for 2 s, waiting for this receiver'
+  head -c "$(stat -c %s "$T/r2.out")" "$T/a" | cmp -s - "$T/r2.out"
 }
 
 @test "multicast: a plain fastcat on the group is left out and writes nothing; the sender serves the other and exits 5 naming the one that never answered" {
@@ -240,6 +258,10 @@ mc_dropped_receiver_2() {
   [[ "$stderr" == "fastcat: --receivers: the --reliable sender's"* ]]
   run -2 --separate-stderr "$FASTCAT" -lu --reliable --receivers 2 "$GROUP" 9000
   [[ "$stderr" == "fastcat: --receivers: the --reliable sender's"* ]]
+  run -2 --separate-stderr "$FASTCAT" -u --reliable --min-rate 8M 127.0.0.1 9
+  assert_equal "$stderr" "fastcat: --min-rate: 127.0.0.1:9 is no multicast group"
+  run -2 --separate-stderr "$FASTCAT" -lu --reliable --min-rate 8M "$GROUP" 9000
+  [[ "$stderr" == "fastcat: --min-rate: the --reliable sender's"* ]]
   run -2 --separate-stderr "$FASTCAT" --ttl 4 127.0.0.1 9
   assert_equal "$stderr" "fastcat: --ttl: udp only (-u), not tcp"
   run -2 --separate-stderr ip netns exec "$NS" "$FASTCAT" -u --reliable --mcast-if nosuch0 "$GROUP" 9000

@@ -65,7 +65,7 @@ _fastcat()
             ;;
         -w | --timeout | -q | --bench-time | --unix-mode | --allow | --deny | \
             --interval | --size | --rate-limit | --retry | --retry-wait | --replay-buffer | \
-            --sync-every | --receivers | --ttl)
+            --sync-every | --receivers | --min-rate | --ttl)
             # seconds, an octal mode, a CIDR, a size or a rate: nothing to complete
             return
             ;;
@@ -78,7 +78,7 @@ _fastcat()
             --help-all --version --chunk-size --read-size --write-size --sndbuf --rcvbuf
             --timeout --exit-on-peer-eof --no-exit-on-peer-eof --recv-only
             --send-only --report --transport --dgram-size --no-dgram-eof
-            --checksum --seq --reliable --receivers --ttl --mcast-if --verify --copy --bench --bench-time
+            --checksum --seq --reliable --receivers --min-rate --ttl --mcast-if --verify --copy --bench --bench-time
             --bench-transports --bench-sizes --allow --deny --unix-mode
             --progress --interval --size --parallel --rate-limit --rcvlowat --congestion
             --resume --retry --retry-wait --replay-buffer --sync --sync-every --no-sync

@@ -39,7 +39,10 @@ int options_check_reliable(struct config *cfg, const struct seen *seen, struct f
 	return 0;
 }
 
-/* Multicast: --receivers is the --reliable sender's, --ttl the udp sender's, --mcast-if udp's. */
+/*
+ * Multicast: --receivers and --min-rate are the --reliable sender's, --ttl the udp sender's,
+ * --mcast-if udp's.
+ */
 int options_check_multicast(struct config *cfg, const struct seen *seen, struct failure *fail)
 {
 	const char *opt = cfg->mcast_ttl != 0 ? "--ttl" : cfg->mcast_if ? "--mcast-if" : NULL;
@@ -48,6 +51,10 @@ int options_check_multicast(struct config *cfg, const struct seen *seen, struct 
 	if (cfg->receivers != 0 && (!cfg->reliable || cfg->listen))
 		return failure_set(fail, EXIT_USAGE,
 		                   "--receivers: the --reliable sender's to a "
+		                   "multicast group (-u --reliable GROUP PORT)");
+	if (cfg->min_rate != 0 && (!cfg->reliable || cfg->listen))
+		return failure_set(fail, EXIT_USAGE,
+		                   "--min-rate: the --reliable sender's to a "
 		                   "multicast group (-u --reliable GROUP PORT)");
 	if (opt != NULL && cfg->transport != &transport_udp)
 		return failure_set(fail, EXIT_USAGE, "%s: udp only (-u), not %s", opt,

@@ -220,6 +220,14 @@ const struct opt_spec options_table[] = {
      .metavar = " N",
      .help = "--reliable to a multicast group: wait for N\n"
              "receivers; exit 0 once each confirmed (default 1)"},
+    {.name = "min-rate",
+     .arg = ARG_RATE,
+     .range = {1, RATE_LIMIT_MAX, "rate must be 1 byte/s to 1024G (1 TiB/s)"},
+     OPT_FIELD(min_rate),
+     .section = SECTION_TRANSPORT,
+     .metavar = " RATE",
+     .help = "--reliable to a multicast group: drop the receiver\n"
+             "that holds the group below RATE for 10 s (or -w)"},
     {.name = "ttl",
      .arg = ARG_SIZE,
      .range = {1, 255, "ttl must be 1 to 255"},

@@ -10,7 +10,7 @@ struct config;
 
 /* Entries of options_table; the definition must have exactly this many (a mismatch is a type
  * error). */
-#define OPTIONS_COUNT 61
+#define OPTIONS_COUNT 62
 
 /* How an option's value is read before it is stored or handed to a handler. */
 enum opt_arg {

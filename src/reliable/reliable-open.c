@@ -241,9 +241,10 @@ static int sender_init(struct reliable_send *r, struct session *s)
 	r->fig->on = 1;
 	memcpy(&r->group, &s->ep->group, sizeof r->group);
 	r->group_len = s->ep->group_len;
-	if (cfg->receivers != 0 && r->group_len == 0)
-		return failure_set(&s->failure, EXIT_USAGE, "--receivers: %s is no multicast group",
-		                   s->ep->peer);
+	if ((cfg->receivers != 0 || cfg->min_rate != 0) && r->group_len == 0)
+		return failure_set(&s->failure, EXIT_USAGE, "%s: %s is no multicast group",
+		                   cfg->receivers != 0 ? "--receivers" : "--min-rate", s->ep->peer);
+	r->min_rate = (double)cfg->min_rate;
 	r->wanted = cfg->receivers != 0 ? cfg->receivers : 1;
 	r->peers = calloc(r->wanted, sizeof r->peers[0]);
 	if (r->peers == NULL)

@@ -4,13 +4,12 @@
  * the sender acts on what they come to together: a datagram goes once for all of them, so new
  * bytes wait for the receiver with the least room and leave at the slowest one's pace, a
  * repair goes once for every receiver that lacks it, and the store lets go of a byte only
- * when every receiver has it. A receiver that falls silent, or (multicast) holds the others
- * back, is dropped; the report says what became of each.
+ * when every receiver has it. Which receivers are dropped, and what became of each:
+ * reliable-drop.c.
  */
 #include "config.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "fastcat.h"
@@ -21,8 +20,8 @@
 #define ACK_ROOM     32    /* datagrams on the way at least: two of the receiver's 16 */
 #define ACK_LAG      0.001 /* seconds the receiver may hold an acknowledgement */
 
-/* The receiver after p (NULL: the first) that is still served, or NULL. */
-static struct reliable_peer *next_live(const struct reliable_send *r, const struct reliable_peer *p)
+/* The receiver after p (NULL: the first) that is still served, or NULL (EACH_LIVE's step). */
+struct reliable_peer *peers_next_live(const struct reliable_send *r, const struct reliable_peer *p)
 {
 	struct reliable_peer *q = p == NULL ? r->peers : r->peers + (p - r->peers) + 1;
 
@@ -30,8 +29,6 @@ static struct reliable_peer *next_live(const struct reliable_send *r, const stru
 		q++;
 	return q < r->peers + r->npeers ? q : NULL;
 }
-
-#define EACH_LIVE(r, p) for (struct reliable_peer *p = next_live(r, NULL); p; p = next_live(r, p))
 
 /*
  * The bytes the model lets be on the way to p now: its two round trips' worth, and room for
@@ -105,92 +102,6 @@ const struct reliable_peer *peers_slowest(const struct reliable_send *r)
 			slowest = p;
 	}
 	return slowest;
-}
-
-/*
- * Multicast: a receiver that holds every other one back. New bytes wait for the least room of
- * all, so one whose stdout stopped taking stops the group; once its room has not moved for the
- * silence while another could take more, it is returned, to be dropped. Each receiver's clock
- * runs only while the group waits for it (a stdin with nothing to send stops them all).
- */
-static struct reliable_peer *holding_back(struct reliable_send *r, double now)
-{
-	uint64_t most = 0;
-	unsigned live = 0;
-
-	EACH_LIVE(r, p) {
-		if (p->room_end > most)
-			most = p->room_end;
-		live++;
-	}
-	EACH_LIVE(r, p) {
-		int holds = r->group_len > 0 && live > 1 && p->room_end < most &&
-		            p->room_end < r->next + r->payload && r->read > r->next;
-
-		if (!holds)
-			p->held_since = 0;
-		else if (p->held_since == 0)
-			p->held_since = now;
-		else if (now - p->held_since >= r->silence)
-			return p;
-	}
-	return NULL;
-}
-
-/* When the first receiver that holds the group back has for the silence, or 0. */
-double peers_next_hold_end(const struct reliable_send *r)
-{
-	double soonest = 0;
-
-	EACH_LIVE(r, p) {
-		if (p->held_since > 0 && (soonest == 0 || p->held_since + r->silence < soonest))
-			soonest = p->held_since + r->silence;
-	}
-	return soonest;
-}
-
-/* A receiver is lost (why): the session fails, or (multicast) goes on without it. 0, or -1. */
-int peers_lost(struct flow *f, struct reliable_send *r, struct reliable_peer *p, const char *why)
-{
-	if (r->group_len == 0)
-		return flow_fail(f, EXIT_PEER,
-		                 "--reliable: the receiver %s: %llu of %llu bytes confirmed", why,
-		                 (unsigned long long)p->log.cum, (unsigned long long)r->read);
-	p->dropped = 1;
-	snprintf(p->why, sizeof p->why, "%s", why);
-	log_warn("--reliable: receiver %s dropped: %s, %llu of %llu bytes confirmed", p->name, why,
-	         (unsigned long long)p->log.cum, (unsigned long long)r->read);
-	if (peers_slowest(r) == NULL)
-		return flow_fail(f, EXIT_PEER, "--reliable: no receiver is left");
-	f->moved = 1;
-	return 0;
-}
-
-/*
- * Receivers that said nothing for the silence, and (multicast) one that held the others back
- * as long. 0, or -1 when the session ends for it.
- */
-int peers_check_silence(struct flow *f, struct reliable_send *r, double now)
-{
-	char why[160];
-	struct reliable_peer *p;
-
-	for (unsigned i = 0; i < r->npeers; i++) {
-		if (r->peers[i].dropped || now - r->peers[i].heard_at < r->silence)
-			continue;
-		snprintf(why, sizeof why, "said nothing for %.3g s", r->silence);
-		if (peers_lost(f, r, &r->peers[i], why) != 0)
-			return -1;
-	}
-	while ((p = holding_back(r, now)) != NULL) {
-		snprintf(why, sizeof why,
-		         "it took nothing for %.3g s while the others waited for it (its store "
-		         "stayed full: its stdout does not drain)",
-		         r->silence);
-		if (peers_lost(f, r, p, why) != 0)
-			return -1;
-	}
-	return 0;
 }
 
 /* The pace: the slowest receiver's. */
@@ -376,73 +287,7 @@ int peers_all_confirmed(const struct reliable_send *r)
 /* The number the next datagram gets: every record of a receiver still served numbers alike. */
 uint64_t peers_next_pkt(const struct reliable_send *r)
 {
-	const struct reliable_peer *p = next_live(r, NULL);
+	const struct reliable_peer *p = peers_next_live(r, NULL);
 
 	return p != NULL ? p->log.next : 0;
-}
-
-/*
- * Multicast, once the receivers still served confirmed: exit 0 only when those are every
- * receiver asked for (--receivers); else the failure names those dropped and how many never
- * answered. 0, or -1.
- */
-int peers_served(struct flow *f, const struct reliable_send *r)
-{
-	char lost[512] = "";
-	size_t at = 0;
-	unsigned served = 0;
-
-	for (unsigned i = 0; i < r->npeers; i++) {
-		const struct reliable_peer *p = &r->peers[i];
-
-		if (!p->dropped) {
-			served++;
-			continue;
-		}
-		if (at < sizeof lost)
-			at += (size_t)snprintf(lost + at, sizeof lost - at, "%s%s (%llu bytes)",
-			                       at > 0 ? ", " : "", p->name,
-			                       (unsigned long long)p->log.cum);
-	}
-	if (served == r->wanted)
-		return 0;
-	if (r->npeers < r->wanted && at < sizeof lost)
-		snprintf(lost + at, sizeof lost - at, "%s%u never answered", at > 0 ? "; " : "",
-		         r->wanted - r->npeers);
-	return flow_fail(f, EXIT_PEER, "--reliable: %u of %u receivers confirmed the stream; %s%s",
-	                 served, r->wanted, r->npeers > served ? "dropped: " : "", lost);
-}
-
-/*
- * Multicast, for the report: what became of each receiver that answered, in the order they
- * did (malloc'd; NULL if that fails, and the report goes without).
- */
-struct receiver_outcome *peers_outcome(const struct reliable_send *r)
-{
-	struct receiver_outcome *out = calloc(r->npeers > 0 ? r->npeers : 1, sizeof *out);
-
-	for (unsigned i = 0; out != NULL && i < r->npeers; i++) {
-		const struct reliable_peer *p = &r->peers[i];
-		struct receiver_outcome *o = &out[i];
-
-		snprintf(o->name, sizeof o->name, "%s", p->name);
-		o->exact = p->confirmed && p->said.bytes == r->end.bytes &&
-		           p->said.digest == r->end.digest;
-		o->state = p->dropped     ? "dropped"
-		           : o->exact     ? "whole"
-		           : p->confirmed ? "mismatch"
-		                          : "cut";
-		o->bytes = p->confirmed ? p->said.bytes : p->log.cum;
-		o->digest = p->said.digest;
-		o->why = p->dropped ? p->why : NULL;
-		o->reliable = 1;
-		o->tag = p->tag;
-		o->path = p->model.bw;
-		o->rtt = p->log.srtt;
-		o->min_rtt = p->log.min_rtt;
-		o->acks = p->acks;
-		o->gap_acks = p->gap_acks;
-		o->lost_bytes = p->lost_bytes;
-	}
-	return out;
 }

@@ -243,8 +243,10 @@ static void batch_fill(struct flow *f, struct reliable_send *r, struct send_batc
 			 * goes until those on the way are delivered measures stdin, not the
 			 * path (as in BBR; a full store or the receiver's room is the path's
 			 * rate or the receiver's, and counts) */
-			if (!r->eof && !f->stdio_ready)
+			if (!r->eof && !f->stdio_ready) {
 				peers_app_limited(r);
+				r->stdin_short |= r->read - peers_cum(r) < r->size;
+			}
 			break;
 		}
 		b->lens[n] = len;
@@ -422,7 +424,7 @@ static void poll_result(struct flow *f, const struct pollfd *pfd, int n)
 static long wait_ms(const struct flow *f, double now)
 {
 	const struct reliable_send *r = f->ctx;
-	double until = now + r->silence, probe = peers_next_probe(r), held = peers_next_hold_end(r);
+	double until = now + r->silence, probe = peers_next_probe(r), held = peers_next_check(r);
 
 	if (!f->running)
 		return -1;

@@ -208,6 +208,10 @@ struct reliable_send {
 	double tokens, tokens_at;      /* the pacer's bucket, bytes */
 	double end_at;                 /* the end (E) went last then, 0: not yet */
 	double silence;                /* seconds a receiver may say nothing */
+	double min_rate;               /* --min-rate, bytes/s (0: none) ... */
+	double rate_at, slow_for;      /* ... the group's last look, and how long it was below */
+	uint64_t rate_cum;             /* ... the bytes every receiver had then */
+	int stdin_short;               /* ... stdin held the sender back since */
 	int eof, confirmed, sock_ready;
 	struct digest digest; /* XXH64 of stdin's bytes */
 	struct reliable_end end;
@@ -268,6 +272,9 @@ void reliable_send_free(struct reliable_send *);
 ssize_t reliable_send_small(const struct reliable_send *, const unsigned char *, size_t);
 
 /* reliable-peers.c */
+struct reliable_peer *peers_next_live(const struct reliable_send *, const struct reliable_peer *);
+#define EACH_LIVE(r, p)                                                                            \
+	for (struct reliable_peer *p = peers_next_live(r, NULL); p; p = peers_next_live(r, p))
 struct reliable_peer *peers_find(struct reliable_send *, const struct sockaddr *, socklen_t,
                                  unsigned);
 uint64_t peers_cum(const struct reliable_send *);
@@ -285,11 +292,13 @@ void peers_probe(struct reliable_send *, double);
 double peers_next_probe(const struct reliable_send *);
 double peers_srtt(const struct reliable_send *);
 const struct reliable_peer *peers_slowest(const struct reliable_send *);
-int peers_lost(struct flow *, struct reliable_send *, struct reliable_peer *, const char *);
-int peers_check_silence(struct flow *, struct reliable_send *, double);
-double peers_next_hold_end(const struct reliable_send *);
 int peers_all_confirmed(const struct reliable_send *);
 uint64_t peers_next_pkt(const struct reliable_send *);
+
+/* reliable-drop.c */
+int peers_lost(struct flow *, struct reliable_send *, struct reliable_peer *, const char *);
+int peers_check_silence(struct flow *, struct reliable_send *, double);
+double peers_next_check(const struct reliable_send *);
 int peers_served(struct flow *, const struct reliable_send *);
 struct receiver_outcome *peers_outcome(const struct reliable_send *);
 
