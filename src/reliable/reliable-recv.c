@@ -104,31 +104,40 @@ static void send_confirm(struct reliable_recv *r)
 	send_tagged(r, p, len);
 }
 
-/* A data datagram: into the store. */
-static void take_data(struct reliable_recv *r, const unsigned char *p, size_t n, double now)
+/* A data datagram's n payload bytes at d->off, counted; the store takes them after. */
+static void note_data(struct reliable_recv *r, const struct reliable_data *d, size_t n, double now)
 {
-	struct reliable_data d;
-	enum reorder_put put;
-
-	if (reliable_data_decode(p, n, &d) != 0)
-		return;
-	n -= RELIABLE_DATA_HEAD;
 	r->datagrams++;
 	r->fig->datagrams++;
 	r->delivered += n;
 	if (r->unacked++ == 0)
 		r->unacked_at = now;
-	if (d.pkt >= r->largest_pkt || r->largest_at == 0) {
-		r->largest_pkt = d.pkt;
+	if (d->pkt >= r->largest_pkt || r->largest_at == 0) {
+		r->largest_pkt = d->pkt;
 		r->largest_at = now;
 	}
-	if (d.off != r->highest)
+	if (d->off != r->highest)
 		r->gap = 1; /* a new gap, or a repair: say so at once */
-	if (d.off + n > r->highest)
-		r->highest = d.off + n;
-	put = reorder_put(&r->store, d.off, p + RELIABLE_DATA_HEAD, n);
+	if (d->off + n > r->highest)
+		r->highest = d->off + n;
+}
+
+static void count_put(struct reliable_recv *r, enum reorder_put put)
+{
 	r->fig->duplicates += put == REORDER_DUP;
 	r->fig->dropped += put == REORDER_FAR || put == REORDER_FULL;
+}
+
+/* A data datagram: into the store. */
+static void take_data(struct reliable_recv *r, const unsigned char *p, size_t n, double now)
+{
+	struct reliable_data d;
+
+	if (reliable_data_decode(p, n, &d) != 0)
+		return;
+	n -= RELIABLE_DATA_HEAD;
+	note_data(r, &d, n, now);
+	count_put(r, reorder_put(&r->store, d.off, p + RELIABLE_DATA_HEAD, n));
 }
 
 /* One datagram from the sender. 1: the sender's last word came, 0 go on. */
@@ -159,22 +168,99 @@ static int take_datagram(struct reliable_recv *r, const unsigned char *p, size_t
 	}
 }
 
+#define NO_GUESS UINT64_MAX
+
+/*
+ * One recvmmsg's datagrams. Each one's header goes to head; its payload to the ring, at the
+ * place of the offset it has if the sender goes on in order from the highest byte so far
+ * (guess), so that in-order data is not copied again in user space; or, where that place is
+ * beyond the store, to its slot.
+ */
+struct recv_batch {
+	struct msghdr msg[BATCH_MAX];
+	struct iovec iov[BATCH_MAX][3];
+	unsigned char head[BATCH_MAX][RELIABLE_DATA_HEAD];
+	uint64_t guess[BATCH_MAX]; /* NO_GUESS: the payload is in its slot */
+	size_t lens[BATCH_MAX];
+};
+
+static void batch_prepare(struct reliable_recv *r, struct recv_batch *b)
+{
+	size_t slot = RELIABLE_DATA_HEAD + r->payload;
+	uint64_t limit = r->store.out + r->store.size;
+
+	memset(b->msg, 0, sizeof b->msg);
+	for (unsigned i = 0; i < BATCH_MAX; i++) {
+		uint64_t g = r->highest + (uint64_t)i * r->payload;
+		struct iovec *iov = b->iov[i];
+		size_t contig, n = 0;
+		unsigned char *at;
+
+		iov[n++] = (struct iovec){b->head[i], RELIABLE_DATA_HEAD};
+		b->guess[i] = g + r->payload <= limit ? g : NO_GUESS;
+		if (b->guess[i] == NO_GUESS) {
+			iov[n++] =
+			    (struct iovec){r->slots + i * slot + RELIABLE_DATA_HEAD, r->payload};
+		} else if ((at = reorder_at(&r->store, g, &contig)), contig >= r->payload) {
+			iov[n++] = (struct iovec){at, r->payload};
+		} else { /* the ring's end: the rest at its start */
+			iov[n++] = (struct iovec){at, contig};
+			iov[n++] = (struct iovec){r->store.buf, r->payload - contig};
+		}
+		b->msg[i].msg_iov = iov;
+		b->msg[i].msg_iovlen = n;
+	}
+}
+
+/* Datagram i is data of this session at the offset guessed: counted and held where it is. */
+static int take_in_place(struct reliable_recv *r, const struct recv_batch *b, unsigned i,
+                         double now)
+{
+	struct reliable_data d;
+	struct reliable_head h;
+	size_t n = b->lens[i];
+
+	if (b->guess[i] == NO_GUESS || reliable_head_decode(b->head[i], n, &h) != 0 ||
+	    h.session != r->session || reliable_data_decode(b->head[i], n, &d) != 0 ||
+	    d.off != b->guess[i])
+		return 0;
+	r->heard_at = now;
+	n -= RELIABLE_DATA_HEAD;
+	note_data(r, &d, n, now);
+	count_put(r, reorder_mark(&r->store, d.off, n));
+	return 1;
+}
+
+/*
+ * Datagrams from..got-1 whole in their slots, before any is taken: one out of order would be
+ * copied to its place in the ring, where the payloads after it may lie still.
+ */
+static void batch_gather(struct reliable_recv *r, const struct recv_batch *b, unsigned from,
+                         unsigned got)
+{
+	size_t slot = RELIABLE_DATA_HEAD + r->payload;
+
+	for (unsigned i = from; i < got; i++) {
+		unsigned char *p = r->slots + i * slot;
+		size_t n = b->lens[i] < slot ? b->lens[i] : slot;
+
+		memcpy(p, b->head[i], n < RELIABLE_DATA_HEAD ? n : RELIABLE_DATA_HEAD);
+		if (b->guess[i] != NO_GUESS && n > RELIABLE_DATA_HEAD)
+			reorder_read(&r->store, b->guess[i], p + RELIABLE_DATA_HEAD,
+			             n - RELIABLE_DATA_HEAD);
+	}
+}
+
 /* A batch of datagrams from the socket. 1 some came, 0 none, 2 the sender's last word, -1. */
 static int read_socket(struct flow *f, struct reliable_recv *r)
 {
-	struct msghdr msg[BATCH_MAX];
-	struct iovec iov[BATCH_MAX];
-	size_t lens[BATCH_MAX], slot = RELIABLE_DATA_HEAD + r->payload;
+	struct recv_batch b;
+	size_t slot = RELIABLE_DATA_HEAD + r->payload;
+	int got, gathered = 0;
 	double now;
-	int got;
 
-	memset(msg, 0, sizeof msg);
-	for (unsigned i = 0; i < BATCH_MAX; i++) {
-		iov[i] = (struct iovec){r->slots + i * slot, slot};
-		msg[i].msg_iov = &iov[i];
-		msg[i].msg_iovlen = 1;
-	}
-	got = batch_recv(r->fd, msg, BATCH_MAX, lens);
+	batch_prepare(r, &b);
+	got = batch_recv(r->fd, b.msg, BATCH_MAX, b.lens);
 	f->stats->reads++;
 	if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
 		f->sock_ready = 0;
@@ -189,8 +275,14 @@ static int read_socket(struct flow *f, struct reliable_recv *r)
 	now = clock_now();
 	for (int i = 0; i < got; i++) {
 		f->stats->datagrams++;
-		flow_count_read(f, lens[i]);
-		if (take_datagram(r, r->slots + (size_t)i * slot, lens[i], now))
+		flow_count_read(f, b.lens[i]);
+		if (!gathered && take_in_place(r, &b, (unsigned)i, now))
+			continue;
+		if (!gathered) {
+			batch_gather(r, &b, (unsigned)i, (unsigned)got);
+			gathered = 1;
+		}
+		if (take_datagram(r, r->slots + (size_t)i * slot, b.lens[i], now))
 			return 2;
 	}
 	if (got > 0)

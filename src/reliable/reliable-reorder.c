@@ -40,11 +40,12 @@ static void ring_copy(struct reorder *r, uint64_t off, const unsigned char *data
 	}
 }
 
-/* A datagram's len bytes at stream offset off. */
-enum reorder_put reorder_put(struct reorder *r, uint64_t off, const unsigned char *data, size_t len)
+/*
+ * Bytes [off, end) of a datagram: new and within the store (REORDER_NEW, their ranges noted,
+ * *from the first not held yet: off, or cum when their start came already), or why not.
+ */
+static enum reorder_put admit(struct reorder *r, uint64_t off, uint64_t end, uint64_t *from)
 {
-	uint64_t end = off + len;
-
 	if (end <= r->cum || rangeset_has(&r->ahead, off, end)) {
 		r->duplicates++;
 		return REORDER_DUP;
@@ -53,18 +54,69 @@ enum reorder_put reorder_put(struct reorder *r, uint64_t off, const unsigned cha
 		r->dropped++;
 		return REORDER_FAR;
 	}
-	if (off < r->cum) { /* its start came already */
-		data += r->cum - off;
-		off = r->cum;
-	}
-	if (off > r->cum && rangeset_add(&r->ahead, off, end) != 0) {
+	*from = off < r->cum ? r->cum : off;
+	if (*from > r->cum && rangeset_add(&r->ahead, *from, end) != 0) {
 		r->dropped++;
 		return REORDER_FULL;
 	}
-	ring_copy(r, off, data, (size_t)(end - off));
-	if (off == r->cum)
+	return REORDER_NEW;
+}
+
+/* A datagram's len bytes at stream offset off. */
+enum reorder_put reorder_put(struct reorder *r, uint64_t off, const unsigned char *data, size_t len)
+{
+	uint64_t end = off + len, from;
+	enum reorder_put put = admit(r, off, end, &from);
+
+	if (put != REORDER_NEW)
+		return put;
+	ring_copy(r, from, data + (from - off), (size_t)(end - from));
+	if (from == r->cum)
 		r->cum = rangeset_join(&r->ahead, end);
 	return REORDER_NEW;
+}
+
+/*
+ * A datagram's len bytes the socket put at their place in the ring already (reorder_at):
+ * taken as reorder_put takes them, and where they are not taken the ring's bytes there mean
+ * nothing.
+ */
+enum reorder_put reorder_mark(struct reorder *r, uint64_t off, size_t len)
+{
+	uint64_t end = off + len, from;
+	enum reorder_put put = admit(r, off, end, &from);
+
+	if (put == REORDER_NEW && from == r->cum)
+		r->cum = rangeset_join(&r->ahead, end);
+	return put;
+}
+
+/*
+ * Where stream offset off lies in the ring, and in *contig the bytes from there to the
+ * ring's end. A receive may put bytes there only when nothing is held at or beyond off (off
+ * at least the highest byte taken) and off + len within the store.
+ */
+unsigned char *reorder_at(const struct reorder *r, uint64_t off, size_t *contig)
+{
+	size_t at = (size_t)(off % r->size);
+
+	*contig = r->size - at;
+	return r->buf + at;
+}
+
+/* len bytes of the ring from stream offset off into out (those a receive put there). */
+void reorder_read(const struct reorder *r, uint64_t off, unsigned char *out, size_t len)
+{
+	while (len > 0) {
+		size_t contig, piece;
+		const unsigned char *at = reorder_at(r, off, &contig);
+
+		piece = contig < len ? contig : len;
+		memcpy(out, at, piece);
+		off += piece;
+		out += piece;
+		len -= piece;
+	}
 }
 
 /* The bytes stdout may take now, in one piece of the ring (*p): 0 when none. */

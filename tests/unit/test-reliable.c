@@ -84,6 +84,38 @@ static int shuffled(size_t n, size_t d, size_t size, unsigned seed)
 	return ok;
 }
 
+/* Bytes a receive put in the ring itself (reorder_at), then marked: as reorder_put's. */
+static void reorder_in_place(void)
+{
+	unsigned char a[10] = "0123456789", got[10];
+	const unsigned char *p;
+	struct reorder r;
+	size_t contig;
+	unsigned char *at;
+
+	reorder_init(&r, 100);
+	reorder_took(&r, 90); /* as if stdout took 90: offsets 90.. wrap at 100 */
+	r.cum = 90;
+	at = reorder_at(&r, 95, &contig);
+	tap_ok(at == r.buf + 95 && contig == 5, "offset 95 lies 5 bytes before the ring's end");
+	memcpy(at, a + 5, 5); /* what a receive's two pieces would do */
+	memcpy(r.buf, "XYZ", 3);
+	reorder_read(&r, 95, got, 8);
+	tap_ok(memcmp(got, "56789XYZ", 8) == 0, "reorder_read takes the wrap");
+	tap_ok(reorder_mark(&r, 95, 8) == REORDER_NEW && r.cum == 90 && r.ahead.n == 1,
+	       "marked ahead of a gap: waits");
+	memcpy(reorder_at(&r, 90, &contig), a, 5);
+	tap_ok(reorder_mark(&r, 90, 5) == REORDER_NEW && r.cum == 103 && r.ahead.n == 0,
+	       "the gap marked: cum past the wrap");
+	tap_ok(reorder_ready(&r, &p) == 10 && memcmp(p, "0123456789", 10) == 0,
+	       "stdout gets the bytes up to the ring's end first");
+	tap_ok(reorder_mark(&r, 92, 4) == REORDER_DUP && r.duplicates == 1,
+	       "marked twice: a duplicate");
+	tap_ok(reorder_mark(&r, 185, 10) == REORDER_FAR && r.dropped == 1,
+	       "beyond the store: not taken");
+	reorder_free(&r);
+}
+
 static void reorder_basics(void)
 {
 	unsigned char a[10] = "0123456789", b[10] = "abcdefghij";
@@ -441,6 +473,7 @@ int main(void)
 	ranges_join();
 	ranges_remove();
 	reorder_basics();
+	reorder_in_place();
 	wire_round_trips();
 	sent_losses();
 	sent_repair_skips();
