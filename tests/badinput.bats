@@ -461,13 +461,14 @@ EOF
   check_table <<'EOF'
 --reliable 127.0.0.1 9000                | 2 | --reliable: udp only (-u), not tcp
 -U --reliable "$T/a.sock"                | 2 | --reliable: udp only (-u), not unix
+-Uu --reliable "$T/a.sock"               | 2 | --reliable: udp only (-u); unix-dgram loses nothing (its sender waits for room): --verify confirms count and XXH64 there
+--transport unix-seqpacket --reliable "$T/a.sock" | 2 | --reliable: udp only (-u); unix-seqpacket loses nothing (its sender waits for room): --verify confirms count and XXH64 there
 -u --reliable=x 127.0.0.1 9000           | 2 | --reliable: takes no value
 -u --reliable --verify 127.0.0.1 9000    | 2 | --reliable checks the receiver's count and XXH64 itself: leave --verify out
 -u --reliable -P 2 127.0.0.1 9000        | 2 | --reliable and -P: cannot be combined
 -u --reliable --retry 2 127.0.0.1 9000   | 2 | --reliable and --retry: cannot be combined
 -lu --reliable --resume 0                | 2 | --reliable and --resume: cannot be combined
 -u --reliable --seq 127.0.0.1 9000       | 2 | --reliable and --seq: cannot be combined
--lu -k --reliable 0                      | 2 | --reliable and -k: cannot be combined
 -u --reliable -d 127.0.0.1 9000          | 2 | --reliable and -d: cannot be combined
 -lu --reliable --send-only 0             | 2 | --reliable and --send-only: cannot be combined
 --bench --reliable                       | 2 | --bench and --reliable: cannot be combined

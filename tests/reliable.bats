@@ -220,3 +220,24 @@ vm_hwm() { awk '/^VmHWM:/ {print $2}' "/proc/$1/status"; }
   [[ ! -s $T/L.out ]] || fail "the receiver wrote $(stat -c %s "$T/L.out") bytes"
   [[ ! -s $T/n.out ]] || fail "nc got $(stat -c %s "$T/n.out") bytes back"
 }
+
+@test "reliable -k: three senders one after another into one -lu -k --reliable: its stdout the three streams in order; a plain fastcat -u between them starts no session and writes nothing" {
+  mkpayload "$T/a" 3000001
+  mkpayload "$T/b" 5000003
+  rl_listen -k
+  run --separate-stderr fcx "$T/a" /dev/null -u --reliable 127.0.0.1 "$L_PORT"
+  assert_equal "sender 1 exit $status" "sender 1 exit 0"
+  run --separate-stderr fcx "$T/b" "$T/c.out" -u -q 1 127.0.0.1 "$L_PORT"
+  run --separate-stderr fcx "$T/b" /dev/null -u --reliable 127.0.0.1 "$L_PORT"
+  assert_equal "sender 2 exit $status" "sender 2 exit 0"
+  run --separate-stderr fcx "$T/a" /dev/null -u --reliable 127.0.0.1 "$L_PORT"
+  assert_equal "sender 3 exit $status" "sender 3 exit 0"
+  wait_for_count "$T/L.err" '"verified":true' 3 "$L_PID"
+  cat "$T/a" "$T/b" "$T/a" >"$T/abc"
+  assert_same_bytes "$T/abc" "$T/L.out"
+  grep -q '^fastcat: dropped a datagram that is no --reliable hello (only one starts a session)$' "$T/L.err" ||
+    fail "the plain sender's datagrams: $(cat "$T/L.err")"
+  ! grep -q 'is no --reliable sender' "$T/L.err" || fail "the plain sender started a session: $(cat "$T/L.err")"
+  [[ ! -s $T/c.out ]] || fail "the plain sender got $(stat -c %s "$T/c.out") bytes back"
+  kill -0 "$L_PID" || fail "the -k listener is gone"
+}

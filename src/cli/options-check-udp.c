@@ -18,6 +18,13 @@ int options_check_reliable(struct config *cfg, const struct seen *seen, struct f
 	(void)seen;
 	if (!cfg->reliable)
 		return 0;
+	/* a Unix datagram socket loses nothing: its sender waits while the receiver's queue is full
+	 */
+	if (cfg->transport->family == AF_UNIX && cfg->transport->datagram)
+		return failure_set(fail, EXIT_USAGE,
+		                   "--reliable: udp only (-u); %s loses nothing (its sender waits "
+		                   "for room): --verify confirms count and XXH64 there",
+		                   cfg->transport->name);
 	if (cfg->transport != &transport_udp)
 		return failure_set(fail, EXIT_USAGE, "--reliable: udp only (-u), not %s",
 		                   cfg->transport->name);
@@ -25,15 +32,14 @@ int options_check_reliable(struct config *cfg, const struct seen *seen, struct f
 		return failure_set(fail, EXIT_USAGE,
 		                   "--reliable checks the receiver's count and XXH64 itself: leave "
 		                   "--verify out");
-	with = cfg->parallel != 0    ? "-P"
-	       : cfg->chain          ? "--chain"
-	       : cfg->retry != 0     ? "--retry"
-	       : cfg->resume         ? "--resume"
-	       : cfg->seq            ? "--seq"
-	       : cfg->keep_listening ? "-k"
-	       : cfg->recv_only      ? "-d"
-	       : cfg->send_only      ? "--send-only"
-	                             : NULL;
+	with = cfg->parallel != 0 ? "-P"
+	       : cfg->chain       ? "--chain"
+	       : cfg->retry != 0  ? "--retry"
+	       : cfg->resume      ? "--resume"
+	       : cfg->seq         ? "--seq"
+	       : cfg->recv_only   ? "-d"
+	       : cfg->send_only   ? "--send-only"
+	                          : NULL;
 	if (with != NULL)
 		return failure_set(fail, EXIT_USAGE, "--reliable and %s: cannot be combined", with);
 	return 0;

@@ -12,6 +12,7 @@
 
 #include "fastcat.h"
 #include "net/net.h"
+#include "reliable/reliable.h"
 #include "retry/retry.h"
 #include "verify/verify.h"
 #include "cli/cli.h"
@@ -119,7 +120,10 @@ int transfer_listen(const struct config *cfg)
 		log_fatal(fail.status, "%s", fail.why);
 	if (cfg->verify) { /* -k: an earlier session's control datagrams start none */
 		l.stale = verify_ctl_stale;
-		l.stale_name = "--verify control datagram";
+		l.stale_name = "an earlier session's --verify control datagram";
+	} else if (cfg->reliable && cfg->keep_listening) { /* only a hello starts one */
+		l.stale = reliable_stale;
+		l.stale_name = "a datagram that is no --reliable hello (only one starts a session)";
 	}
 	do {
 		if (endpoint_accept(cfg, &l, &ep, &fail) != 0) {

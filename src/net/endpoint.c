@@ -314,7 +314,7 @@ static int accept_first_datagram(const struct config *cfg, struct listener *l, s
 		if (admitted && !stale_datagram(l))
 			break;
 		if (admitted)
-			log_verbose("dropped an earlier session's %s", l->stale_name);
+			log_verbose("dropped %s", l->stale_name);
 		recv(l->fd, &byte, 1, 0); /* the rest of the datagram goes with it */
 	}
 	ep->fd = dup(l->fd);

@@ -42,7 +42,7 @@ struct listener {
 	struct digest held_digest; /* ... digests to this: its return reads nothing back */
 	/* a connectionless listener: a datagram an earlier session left, which starts none */
 	int (*stale)(const unsigned char *, size_t);
-	const char *stale_name; /* ... what -v calls it when it is dropped */
+	const char *stale_name; /* ... what -v calls it when it is dropped ("dropped NAME") */
 };
 
 /* A connected socket and what is known about it. */

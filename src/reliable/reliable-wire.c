@@ -53,6 +53,19 @@ static void head_put(unsigned char *p, enum reliable_type type, uint64_t session
 	reliable_head_encode(p, &(struct reliable_head){.type = type, .session = session});
 }
 
+/*
+ * -k: only a hello starts a session (n bytes peeked). Any other datagram belongs to a session
+ * that is over here (its end or a repair sent again), one under way without this receiver, or
+ * a plain sender, each of whose datagrams would otherwise be one more refused session. 1: drop
+ * it; 0: a hello.
+ */
+int reliable_stale(const unsigned char *p, size_t len)
+{
+	struct reliable_hello h;
+
+	return reliable_hello_decode(p, len, &h) != 0 || p[4] != RELIABLE_HELLO;
+}
+
 /* The header of a data datagram (its payload follows): its length. */
 size_t reliable_data_encode(unsigned char *p, uint64_t session, const struct reliable_data *d)
 {

@@ -311,6 +311,7 @@ int reliable_refuse(int, const unsigned char *, size_t);
 void reliable_head_encode(unsigned char *, const struct reliable_head *);
 void reliable_head_tag(unsigned char *, unsigned);
 int reliable_head_decode(const unsigned char *, size_t, struct reliable_head *);
+int reliable_stale(const unsigned char *, size_t);
 size_t reliable_data_encode(unsigned char *, uint64_t, const struct reliable_data *);
 int reliable_data_decode(const unsigned char *, size_t, struct reliable_data *);
 size_t reliable_ack_encode(unsigned char *, uint64_t, const struct reliable_ack *);

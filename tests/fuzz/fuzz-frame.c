@@ -196,6 +196,10 @@ static void check_reliable(const uint8_t *data, size_t size)
 		CHECK(same_bytes(enc, n, data, size, size),
 		      "an acknowledgement encodes back differently");
 	}
+	/* -k: a hello (and only a hello) may start a session */
+	CHECK(reliable_stale(data, size) ==
+	          (reliable_hello_decode(data, size, &h) != 0 || data[4] != RELIABLE_HELLO),
+	      "-k would take a datagram that is no hello for a session's start, or drop a hello");
 	if (reliable_hello_decode(data, size, &h) == 0) {
 		n = reliable_hello_encode(enc, (enum reliable_type)data[4], wire_get(data + 8, 8),
 		                          &h);
