@@ -81,6 +81,7 @@ mc_three_receivers_2_into() {
   "$@" <"$T/r2.fifo" &
   PIDS+=("$!")
   ip netns exec "$NS" "$FASTCAT" -lu --reliable -w 30 "$GROUP" 9000 >"$T/r2.fifo" 2>"$T/r2.err" &
+  R2_PID=$!
   PIDS+=("$!")
   for n in 1 3; do mc_receiver $n; done
   mc_joined 3
@@ -100,6 +101,15 @@ mc_dropped_receiver_2() {
     assert_equal "receiver $n exit $status" "receiver $n exit 0"
     assert_same_bytes "$T/a" "$T/r$n.out"
   done
+}
+
+# mc_told_receiver_2: receiver 2 (still running when dropped) was told so: exit 5, at once
+# (its -w is 30 s), saying how much it wrote.
+mc_told_receiver_2() {
+  mc_receiver_rc 2
+  assert_equal "receiver 2 exit $status" "receiver 2 exit 5"
+  grep -Eq '^fastcat: --reliable: the sender dropped this receiver \(its message says why\): [0-9]+ bytes written in order$' "$T/r2.err" ||
+    { cat "$T/r2.err"; false; }
 }
 
 @test "multicast: three receivers on a group, byte-exact; the sender exits 0 once each confirmed" {
@@ -192,6 +202,7 @@ mc_dropped_receiver_2() {
   jq_true "$j" '.receivers[] | select(.state == "dropped") | .exact == false and .bytes < 48 * 1024 * 1024 and .xxh64 == null'
   jq_true "$j" '[.receivers[].tag] | unique | length == 3'
   mc_dropped_receiver_2 'it took nothing for 2 s while the others waited for it \(its store stayed full: its stdout does not drain\)'
+  mc_told_receiver_2
   head -c 2000000 "$T/a" | cmp -s - "$T/r2.out"
 }
 
@@ -202,6 +213,7 @@ mc_dropped_receiver_2() {
   mc_three_receivers_2_into sh -c 'exec pv -q -L 2m >"$1"' _ "$T/r2.out"
   mc_send "$T/a" --receivers 3 --min-rate 8M -w 2
   mc_dropped_receiver_2 'the group took less than --min-rate 8 MiB/s for 2 s, waiting for this receiver'
+  mc_told_receiver_2
   head -c "$(stat -c %s "$T/r2.out")" "$T/a" | cmp -s - "$T/r2.out"
 }
 

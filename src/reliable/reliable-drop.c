@@ -109,9 +109,15 @@ double peers_next_check(const struct reliable_send *r)
 	return soonest;
 }
 
-/* A receiver is lost (why): the session fails, or (multicast) goes on without it. 0, or -1. */
+/*
+ * A receiver is lost (why): the session fails, or (multicast) goes on without it, and it is
+ * told so (a refusal with its tag, to the group: a socket bound to the group takes nothing
+ * else), so that it ends now, not once the group's datagrams stop. 0, or -1.
+ */
 int peers_lost(struct flow *f, struct reliable_send *r, struct reliable_peer *p, const char *why)
 {
+	unsigned char no[RELIABLE_HEAD];
+
 	if (r->group_len == 0)
 		return flow_fail(f, EXIT_PEER,
 		                 "--reliable: the receiver %s: %llu of %llu bytes confirmed", why,
@@ -120,6 +126,10 @@ int peers_lost(struct flow *f, struct reliable_send *r, struct reliable_peer *p,
 	snprintf(p->why, sizeof p->why, "%s", why);
 	log_warn("--reliable: receiver %s dropped: %s, %llu of %llu bytes confirmed", p->name, why,
 	         (unsigned long long)p->log.cum, (unsigned long long)r->read);
+	reliable_head_encode(
+	    no,
+	    &(struct reliable_head){.type = RELIABLE_REFUSE, .tag = p->tag, .session = r->session});
+	(void)reliable_send_small(r, no, sizeof no);
 	if (peers_slowest(r) == NULL)
 		return flow_fail(f, EXIT_PEER, "--reliable: no receiver is left");
 	f->moved = 1;

@@ -164,6 +164,9 @@ static int take_datagram(struct reliable_recv *r, const unsigned char *p, size_t
 			send_confirm(r);
 		return 0;
 	case RELIABLE_CONFIRM: return r->confirmed; /* the sender has our confirmation */
+	case RELIABLE_REFUSE: /* a multicast sender dropped a receiver: this one? */
+		r->dropped |= h.tag == r->tag && !r->confirmed;
+		return 0;
 	default: return 0;
 	}
 }
@@ -350,6 +353,14 @@ static enum pump_result pump(struct flow *f)
 
 		if (f->sock_ready && (got = read_socket(f, r)) < 0)
 			return PUMP_FAILED;
+		if (r->dropped) {
+			flow_fail(
+			    f, EXIT_PEER,
+			    "--reliable: the sender dropped this receiver (its message says why): "
+			    "%llu bytes written in order",
+			    (unsigned long long)r->store.out);
+			return PUMP_FAILED;
+		}
 		if (got == 2)
 			return finish(f);
 		if ((wrote = write_stdout(f, r)) < 0)

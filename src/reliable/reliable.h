@@ -242,6 +242,7 @@ struct reliable_recv {
 	struct reliable_end end;
 	struct digest digest;
 	unsigned tag; /* stamped on what it sends */
+	int dropped;  /* multicast: the sender said it goes on without this receiver */
 	struct reliable_figures *fig;
 };
 
