@@ -72,7 +72,10 @@ lab_xfer() {
   # 16 connections of at most 256 KiB in flight each fill the 500 Mbit/s link's queue: each
   # is held back by its buffer or loses packets, and the hint that names it speaks of -P auto
   grep -q '^fastcat: hint: ' "$T/c.err" || fail "no hint: $(cat "$T/c.err")"
+  # on a loaded machine (CI) the sender itself may be starved half the time: then the hint
+  # rightly names the source, which it measured, and -P auto's decision is not the story
   grep -Eq '^fastcat: hint: .*; -P auto (settled at|had grown to) [0-9]+ connection' "$T/c.err" ||
+    grep -Eq '^fastcat: hint: the connection had data to send only [0-9]+ % of the .*: the source \(stdin\) was slower than the network' "$T/c.err" ||
     fail "the hint does not speak of what -P auto decided: $(grep '^fastcat: hint' "$T/c.err")"
   ! grep -Eq '^fastcat: hint: .*try -P' "$T/c.err" || fail "the hint suggests another -P"
 }

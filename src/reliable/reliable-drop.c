@@ -129,7 +129,7 @@ int peers_lost(struct flow *f, struct reliable_send *r, struct reliable_peer *p,
 	reliable_head_encode(
 	    no,
 	    &(struct reliable_head){.type = RELIABLE_REFUSE, .tag = p->tag, .session = r->session});
-	(void)reliable_send_small(r, no, sizeof no);
+	(void)peers_send_small(r, no, sizeof no);
 	if (peers_slowest(r) == NULL)
 		return flow_fail(f, EXIT_PEER, "--reliable: no receiver is left");
 	f->moved = 1;

@@ -11,6 +11,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "fastcat.h"
 #include "relay/flow.h"
@@ -51,6 +52,18 @@ static double probe_wait(const struct reliable_peer *p)
 	for (unsigned i = 0; i < p->probes && wait < 5; i++)
 		wait *= 2;
 	return wait;
+}
+
+/*
+ * A datagram of the session's own (the end, the last word, a dropped receiver's refusal): to
+ * every receiver at once, the group or the one peer.
+ */
+ssize_t peers_send_small(const struct reliable_send *r, const unsigned char *p, size_t len)
+{
+	if (r->group_len > 0)
+		return sendto(r->fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT,
+		              (const struct sockaddr *)&r->group, r->group_len);
+	return send(r->fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
 /* The receiver a datagram from sa with tag came from; a connected socket has only one. */

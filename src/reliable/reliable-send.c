@@ -59,15 +59,6 @@ static double end_wait(const struct reliable_send *r)
 	return w < 0.02 ? 0.02 : w;
 }
 
-/* A datagram of the session's own (the end, the last word): to the group, or the peer. */
-ssize_t reliable_send_small(const struct reliable_send *r, const unsigned char *p, size_t len)
-{
-	if (r->group_len > 0)
-		return sendto(r->fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT,
-		              (const struct sockaddr *)&r->group, r->group_len);
-	return send(r->fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
-}
-
 /*
  * A receiver's confirmation: it wrote the stream whole, or it did not (exit 6). Once every
  * receiver confirmed, the sender's last word (its own C) tells them not to wait for another
@@ -95,7 +86,7 @@ static int take_confirm(struct flow *f, struct reliable_send *r, struct reliable
 	r->confirmed = 1;
 	r->fig->confirmed = p->said.bytes;
 	len = reliable_end_encode(done, RELIABLE_CONFIRM, r->session, &r->end);
-	(void)reliable_send_small(r, done, len);
+	(void)peers_send_small(r, done, len);
 	return 0;
 }
 
@@ -328,7 +319,7 @@ static int send_end(struct reliable_send *r, double now)
 		return 0;
 	r->end.datagrams = r->fig->datagrams;
 	len = reliable_end_encode(p, RELIABLE_END, r->session, &r->end);
-	if (reliable_send_small(r, p, len) > 0)
+	if (peers_send_small(r, p, len) > 0)
 		r->end_at = now;
 	return 0;
 }

@@ -270,10 +270,10 @@ size_t reliable_path_payload(int, const struct config *);
 /* reliable-send.c */
 extern const struct flow_ops reliable_send_ops;
 void reliable_send_free(struct reliable_send *);
-ssize_t reliable_send_small(const struct reliable_send *, const unsigned char *, size_t);
 
 /* reliable-peers.c */
 struct reliable_peer *peers_next_live(const struct reliable_send *, const struct reliable_peer *);
+ssize_t peers_send_small(const struct reliable_send *, const unsigned char *, size_t);
 #define EACH_LIVE(r, p)                                                                            \
 	for (struct reliable_peer *p = peers_next_live(r, NULL); p; p = peers_next_live(r, p))
 struct reliable_peer *peers_find(struct reliable_send *, const struct sockaddr *, socklen_t,
