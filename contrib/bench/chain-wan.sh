@@ -36,10 +36,8 @@ while getopts "s:d:P:r:n:F:h" o; do
 	h) usage; exit 0 ;; *) usage >&2; exit 2 ;;
 	esac
 done
-[ "${BASH_VERSINFO[0]}" -ge 5 ] || die "needs bash >= 5 (EPOCHREALTIME)"
-[ "$(id -u)" = 0 ] || die "needs root (network namespaces)"
-case $FASTCAT in /*) ;; *) FASTCAT=$PWD/$FASTCAT ;; esac
-[ -x "$FASTCAT" ] || die "$FASTCAT not found (cd $TOP && make)"
+bench_lab_root
+bench_fastcat
 command -v nc.openbsd >/dev/null || die "needs nc.openbsd"
 BYTES=$((MIB * 1048576))
 export FASTCAT

@@ -44,16 +44,9 @@ while getopts "s:N:t:r:KF:T:h" o; do
 done
 shift $((OPTIND - 1))
 bench_operands_sizes "$@"
-[ "${BASH_VERSINFO[0]}" -ge 5 ] || die "needs bash >= 5 (EPOCHREALTIME)"
-[ "$(id -u)" = 0 ] || die "needs root (network namespaces)"
-MAXN=0
-for n in $COUNTS; do
-	[[ $n =~ ^[1-9][0-9]*$ ]] && [ "$n" -le 32 ] || die "-N wants counts of 1 to 32"
-	[ "$n" -gt "$MAXN" ] && MAXN=$n
-done
-case $FASTCAT in /*) ;; *) FASTCAT=$PWD/$FASTCAT ;; esac
-[ -x "$FASTCAT" ] || die "$FASTCAT not found (cd $TOP && make)"
-"$FASTCAT" --help-all 2>&1 | grep -q -- '--chain' || die "this fastcat has no --chain"
+bench_lab_root
+bench_counts "$COUNTS"
+bench_fastcat --chain
 [ -x /usr/bin/time ] || die "needs GNU time for the RSS (apt-get install time)"
 
 # shellcheck source=tests/chainlab.bash

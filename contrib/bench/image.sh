@@ -48,12 +48,9 @@ done
 shift $((OPTIND - 1))
 bench_operands_sizes "$@"
 [[ $RESETS =~ ^[0-9]+$ ]] || die "-R wants a number"
-[ "${BASH_VERSINFO[0]}" -ge 5 ] || die "needs bash >= 5 (EPOCHREALTIME)"
-[ "$(id -u)" = 0 ] || die "needs root (network namespaces)"
+bench_lab_root
 BYTES=$((MIB * 1048576))
-case $FASTCAT in /*) ;; *) FASTCAT=$PWD/$FASTCAT ;; esac
-[ -x "$FASTCAT" ] || die "$FASTCAT not found (cd $TOP && make)"
-"$FASTCAT" --help-all 2>&1 | grep -q -- '--image' || die "this fastcat has no --image"
+bench_fastcat --image
 
 # shellcheck source=tests/wanlab.bash
 . "$TOP/tests/wanlab.bash"

@@ -146,3 +146,23 @@ json_num() { # FILE SECTION KEY -> KEY's value inside "SECTION":{...} of the las
 }
 
 usec() { echo "${EPOCHREALTIME/./}"; }
+
+bench_lab_root() { # the namespace labs need bash >= 5 (EPOCHREALTIME) and root
+	[ "${BASH_VERSINFO[0]}" -ge 5 ] || die "needs bash >= 5 (EPOCHREALTIME)"
+	[ "$(id -u)" = 0 ] || die "needs root (network namespaces)"
+}
+
+bench_fastcat() { # [OPTION]: $FASTCAT made absolute, built, and (with OPTION) one that has it
+	case $FASTCAT in /*) ;; *) FASTCAT=$PWD/$FASTCAT ;; esac
+	[ -x "$FASTCAT" ] || die "$FASTCAT not found (cd $TOP && make)"
+	[ -z "${1:-}" ] || "$FASTCAT" --help-all 2>&1 | grep -q -- "$1" || die "this fastcat has no $1"
+}
+
+bench_counts() { # LIST -> MAXN, the largest of LIST's receiver counts (each 1 to 32)
+	local n
+	MAXN=0
+	for n in $1; do
+		[[ $n =~ ^[1-9][0-9]*$ ]] && [ "$n" -le 32 ] || die "-N wants counts of 1 to 32"
+		[ "$n" -gt "$MAXN" ] && MAXN=$n
+	done
+}

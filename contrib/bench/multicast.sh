@@ -43,18 +43,11 @@ while getopts "s:N:r:L:F:T:h" o; do
 done
 shift $((OPTIND - 1))
 bench_operands_sizes "$@"
-[ "${BASH_VERSINFO[0]}" -ge 5 ] || die "needs bash >= 5 (EPOCHREALTIME)"
-[ "$(id -u)" = 0 ] || die "needs root (network namespaces)"
-MAXN=0
-for n in $COUNTS; do
-	[[ $n =~ ^[1-9][0-9]*$ ]] && [ "$n" -le 32 ] || die "-N wants counts of 1 to 32"
-	[ "$n" -gt "$MAXN" ] && MAXN=$n
-done
+bench_lab_root
+bench_counts "$COUNTS"
 [[ -z $LOSS || $LOSS =~ ^[0-9]+$ && $LOSS -le 50 ]] || die "-L wants a whole percentage, 0 to 50"
 [[ -z $LOSS ]] || command -v nft > /dev/null || die "-L needs nft (apt-get install nftables)"
-case $FASTCAT in /*) ;; *) FASTCAT=$PWD/$FASTCAT ;; esac
-[ -x "$FASTCAT" ] || die "$FASTCAT not found (cd $TOP && make)"
-"$FASTCAT" --help-all 2>&1 | grep -q -- '--receivers' || die "this fastcat has no --receivers"
+bench_fastcat --receivers
 
 # shellcheck source=tests/chainlab.bash
 . "$TOP/tests/chainlab.bash"

@@ -40,8 +40,7 @@ shift $((OPTIND - 1))
 	die "-t and -w want whole seconds, -w below -t"
 [[ $LOSS =~ ^(0|0?\.[0-9]+|1)$ ]] || die "-L wants a probability (0 to 1), e.g. 0.01"
 [ "$(id -u)" = 0 ] || die "needs root (network namespaces)"
-case $FASTCAT in /*) ;; *) FASTCAT=$PWD/$FASTCAT ;; esac
-[ -x "$FASTCAT" ] || die "$FASTCAT not found (cd $TOP && make)"
+bench_fastcat
 export FASTCAT
 # shellcheck source=tests/wanlab.bash
 . "$TOP/tests/wanlab.bash"

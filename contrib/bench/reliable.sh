@@ -45,8 +45,7 @@ shift $((OPTIND - 1))
 [[ $MIB =~ ^[1-9][0-9]*$ ]] || die "-s wants a size in MiB"
 [[ $LOOP_MIB =~ ^[0-9]+$ ]] || die "-l wants a size in MiB (0: none)"
 [ "$(id -u)" = 0 ] || die "needs root (network namespaces)"
-case $FASTCAT in /*) ;; *) FASTCAT=$PWD/$FASTCAT ;; esac
-[ -x "$FASTCAT" ] || die "$FASTCAT not found (cd $TOP && make)"
+bench_fastcat
 "$FASTCAT" --help-all 2>&1 | grep -q -- '--reliable' || die "$FASTCAT has no --reliable"
 mkdir -p "$OUT" || die "cannot create $OUT"
 stamp=$(date +%Y%m%d-%H%M%S)
