@@ -24,6 +24,13 @@
 #define ACK_DELAY     0.001 /* seconds the first unacknowledged one waits at most */
 #define ACK_HEARTBEAT 0.1   /* seconds between acknowledgements while nothing comes */
 #define LINGER        1.0   /* seconds after the confirmation for the sender's end to come again */
+/*
+ * A batch's payloads, and each write's bytes, stay small enough to be in the cache still when
+ * write(2) copies them and XXH64 reads them. With 64 batched datagrams of 64 KiB (4 MiB), both
+ * read main memory: 1 GiB into a tmpfs file took the receiver about 10 % longer.
+ */
+#define BATCH_BYTES (256 * 1024)
+#define WRITE_PIECE (256 * 1024)
 
 void reliable_recv_free(struct reliable_recv *r)
 {
@@ -187,13 +194,15 @@ struct recv_batch {
 	size_t lens[BATCH_MAX];
 };
 
-static void batch_prepare(struct reliable_recv *r, struct recv_batch *b)
+static unsigned batch_prepare(struct reliable_recv *r, struct recv_batch *b)
 {
 	size_t slot = RELIABLE_DATA_HEAD + r->payload;
 	uint64_t limit = r->store.out + r->store.size;
+	unsigned count = BATCH_BYTES / slot;
 
+	count = count < 1 ? 1 : count > BATCH_MAX ? BATCH_MAX : count;
 	memset(b->msg, 0, sizeof b->msg);
-	for (unsigned i = 0; i < BATCH_MAX; i++) {
+	for (unsigned i = 0; i < count; i++) {
 		uint64_t g = r->highest + (uint64_t)i * r->payload;
 		struct iovec *iov = b->iov[i];
 		size_t contig, n = 0;
@@ -213,6 +222,7 @@ static void batch_prepare(struct reliable_recv *r, struct recv_batch *b)
 		b->msg[i].msg_iov = iov;
 		b->msg[i].msg_iovlen = n;
 	}
+	return count;
 }
 
 /* Datagram i is data of this session at the offset guessed: counted and held where it is. */
@@ -262,8 +272,7 @@ static int read_socket(struct flow *f, struct reliable_recv *r)
 	int got, gathered = 0;
 	double now;
 
-	batch_prepare(r, &b);
-	got = batch_recv(r->fd, b.msg, BATCH_MAX, b.lens);
+	got = batch_recv(r->fd, b.msg, batch_prepare(r, &b), b.lens);
 	f->stats->reads++;
 	if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
 		f->sock_ready = 0;
@@ -293,8 +302,8 @@ static int read_socket(struct flow *f, struct reliable_recv *r)
 	return got > 0;
 }
 
-/* What stdout may take, in order. 1 wrote some, 0 nothing, -1 failed. */
-static int write_stdout(struct flow *f, struct reliable_recv *r)
+/* One piece of what stdout may take, in order. 1 wrote some, 0 nothing, -1 failed. */
+static int write_piece(struct flow *f, struct reliable_recv *r)
 {
 	const unsigned char *p;
 	size_t len = reorder_ready(&r->store, &p);
@@ -302,6 +311,8 @@ static int write_stdout(struct flow *f, struct reliable_recv *r)
 
 	if (len == 0 || !r->stdout_ready)
 		return 0;
+	if (len > WRITE_PIECE)
+		len = WRITE_PIECE;
 	if (f->discard) {
 		n = (ssize_t)len;
 	} else {
@@ -319,6 +330,16 @@ static int write_stdout(struct flow *f, struct reliable_recv *r)
 	case IO_END: return 0;
 	default: return flow_write_failed(f, len);
 	}
+}
+
+/* What stdout may take, in order. 1 wrote some, 0 nothing, -1 failed. */
+static int write_stdout(struct flow *f, struct reliable_recv *r)
+{
+	int wrote = 0, rc;
+
+	while ((rc = write_piece(f, r)) == 1)
+		wrote = 1;
+	return rc < 0 ? -1 : wrote;
 }
 
 /* stdout has the whole stream the end announced: --sync, then the confirmation. 0, or -1. */
