@@ -25,11 +25,21 @@ void reorder_free(struct reorder *r)
 	r->buf = NULL;
 }
 
+/*
+ * Where stream offset off (out .. out + size) lies in the ring. The ring starts again at out
+ * each time stdout took all it held, so that in-order bytes keep to its first bytes, still in
+ * the cache when the next datagrams come into them.
+ */
+static size_t ring_at(const struct reorder *r, uint64_t off)
+{
+	return (size_t)((off - r->base) % r->size);
+}
+
 /* len bytes into the ring at stream offset off (within out .. out + size). */
 static void ring_copy(struct reorder *r, uint64_t off, const unsigned char *data, size_t len)
 {
 	while (len > 0) {
-		size_t at = (size_t)(off % r->size), piece = r->size - at;
+		size_t at = ring_at(r, off), piece = r->size - at;
 
 		if (piece > len)
 			piece = len;
@@ -98,7 +108,7 @@ enum reorder_put reorder_mark(struct reorder *r, uint64_t off, size_t len)
  */
 unsigned char *reorder_at(const struct reorder *r, uint64_t off, size_t *contig)
 {
-	size_t at = (size_t)(off % r->size);
+	size_t at = ring_at(r, off);
 
 	*contig = r->size - at;
 	return r->buf + at;
@@ -122,7 +132,7 @@ void reorder_read(const struct reorder *r, uint64_t off, unsigned char *out, siz
 /* The bytes stdout may take now, in one piece of the ring (*p): 0 when none. */
 size_t reorder_ready(const struct reorder *r, const unsigned char **p)
 {
-	size_t at = (size_t)(r->out % r->size), n = (size_t)(r->cum - r->out);
+	size_t at = ring_at(r, r->out), n = (size_t)(r->cum - r->out);
 
 	*p = r->buf + at;
 	return n < r->size - at ? n : r->size - at;
@@ -131,6 +141,8 @@ size_t reorder_ready(const struct reorder *r, const unsigned char **p)
 void reorder_took(struct reorder *r, size_t n)
 {
 	r->out += n;
+	if (r->out == r->cum && r->ahead.n == 0)
+		r->base = r->out;
 }
 
 /*

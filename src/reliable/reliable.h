@@ -85,6 +85,7 @@ struct reorder {
 	uint64_t out;          /* written to stdout */
 	uint64_t cum;          /* received in one run from 0 */
 	struct rangeset ahead; /* received beyond cum */
+	uint64_t base;         /* the offset at the ring's start: out, each time the ring empties */
 	uint64_t duplicates, dropped;
 };
 

@@ -116,6 +116,39 @@ static void reorder_in_place(void)
 	reorder_free(&r);
 }
 
+/* The ring starts again at out whenever stdout took all it held, and only then. */
+static void reorder_anchor(void)
+{
+	unsigned char a[40] = "0123456789abcdefghijklmnopqrstuvwxyzABCD";
+	const unsigned char *p;
+	struct reorder r;
+	size_t contig;
+
+	reorder_init(&r, 100);
+	reorder_put(&r, 0, a, 30);
+	reorder_took(&r, reorder_ready(&r, &p));
+	tap_ok(reorder_at(&r, 30, &contig) == r.buf && contig == 100,
+	       "emptied: the next offset lies at the ring's start");
+	reorder_put(&r, 30, a, 10);
+	reorder_put(&r, 50, a + 20, 10); /* ahead of a gap */
+	tap_ok(reorder_ready(&r, &p) == 10 && p == r.buf && memcmp(p, a, 10) == 0,
+	       "the bytes after it come from the ring's start");
+	reorder_took(&r, 10);
+	tap_ok(reorder_at(&r, 40, &contig) == r.buf + 10,
+	       "bytes held beyond a gap: the ring does not move");
+	reorder_put(&r, 40, a + 10, 10);
+	tap_ok(reorder_ready(&r, &p) == 20 && p == r.buf + 10 && memcmp(p, a + 10, 20) == 0,
+	       "the gap filled: in order across it");
+	reorder_took(&r, 20);
+	tap_ok(reorder_at(&r, 60, &contig) == r.buf, "emptied again: back at the start");
+	reorder_put(&r, 60, a, 40);
+	reorder_put(&r, 100, a, 40);
+	reorder_put(&r, 140, a, 20);
+	tap_ok(reorder_ready(&r, &p) == 100 && reorder_put(&r, 160, a, 1) == REORDER_FAR,
+	       "a full ring from its new start: 100 bytes, then no room");
+	reorder_free(&r);
+}
+
 static void reorder_basics(void)
 {
 	unsigned char a[10] = "0123456789", b[10] = "abcdefghij";
@@ -474,6 +507,7 @@ int main(void)
 	ranges_remove();
 	reorder_basics();
 	reorder_in_place();
+	reorder_anchor();
 	wire_round_trips();
 	sent_losses();
 	sent_repair_skips();
