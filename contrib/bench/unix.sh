@@ -33,6 +33,9 @@
 #               socat        socat -u UDP-RECV / UDP-SENDTO            (8 KiB)
 #               socat-b65507 (only with -t) the same with -b 65507
 #               ncat         (only with -t) ncat -lu --recv-only / -u --send-only
+#               floor        udp-floor.c (built into the work dir) fed by fastcat -q 0 -u: 4
+#                            datagrams a recvmmsg into a cached buffer, each written; no order,
+#                            no digest: what it takes is the most any receiver takes here
 #
 # Usage: unix.sh [options]
 #   -w LIST     workloads, comma-separated (default stream,dgram64k,seed,udp)
@@ -58,7 +61,7 @@
 #               not grown for MS ms after the sender exited (default 500)
 #   -h          this help
 # Needs: bash >= 5.1, coreutils, iproute2 (ss), util-linux (taskset), GNU time (apt: time); gcc for
-# the bare rows; xxhsum for seed -k.
+# the bare and floor rows; xxhsum for seed -k.
 # Every process started is killed by PID on exit; the work dir in /dev/shm is removed.
 set -u
 export LC_ALL=C
@@ -101,7 +104,7 @@ wl_tools() { # WORKLOAD -> default tools, optional tools
 	stream) echo "fastcat,nc.openbsd,socat,socat-b128k ncat" ;;
 	dgram64k) echo "fastcat,socat,socat-b64k,nc.openbsd ncat" ;;
 	seed) echo "fastcat,bare bare-plain" ;;
-	udp) echo "fastcat,fastcat-reliable,nc.openbsd,socat socat-b65507,ncat" ;;
+	udp) echo "fastcat,fastcat-reliable,nc.openbsd,socat,floor socat-b65507,ncat" ;;
 	esac
 }
 wl_base() { case $1 in stream | udp) echo nc.openbsd ;; dgram64k) echo socat ;; seed) echo bare ;; esac; }
@@ -144,6 +147,8 @@ spec() {
 		local m=mmsg
 		[ "$t" = bare-plain ] && m=plain
 		NEED=$DGB READY=none SOLO=("$DGB" -f unix -m "$m" -s 1024 -n $((BYTES / 1024))) ;;
+	udp:floor)
+		NEED=$FLOOR READY=ssu RECV=("$FLOOR" "$HOST" "$ep") SEND=("$FASTCAT" -q 0 -u "$HOST" "$ep") ;;
 	udp:nc.openbsd) READY=ssu RECV=(nc.openbsd -lu "$HOST" "$ep") SEND=(nc.openbsd -q 0 -u "$HOST" "$ep") ;;
 	udp:socat | udp:socat-b65507)
 		local b=()
@@ -179,6 +184,14 @@ if [[ ,${WLS:-$ALL_WLS}, == *,seed,* ]]; then # the bare loop, built from the re
 		else echo "note: cannot build $DGB_SRC: $(head -c 300 "$WORK/gcc.err" 2> /dev/null)" >&2; fi
 	elif [ -x "$DGB_SRC" ]; then DGB=$DGB_SRC; fi
 	[ -n "$DGB" ] || DGB=/nonexistent/dgram_bench
+fi
+
+FLOOR=
+if [[ ,${WLS:-$ALL_WLS}, == *,udp,* ]]; then # the receiver that does the least, for a ceiling
+	if command -v gcc > /dev/null && gcc -O2 -o "$WORK/udp-floor" "$HERE/udp-floor.c" 2> "$WORK/gcc.err"; then
+		FLOOR=$WORK/udp-floor
+	else echo "note: cannot build $HERE/udp-floor.c: $(head -c 300 "$WORK/gcc.err" 2> /dev/null)" >&2; fi
+	[ -n "$FLOOR" ] || FLOOR=/nonexistent/udp-floor
 fi
 
 source_file() { # BYTES SINKBYTES -> path of a random file of BYTES (a prefix of a bigger one if any)
@@ -343,7 +356,7 @@ run_one() { # TOOL ROUND -> one CSV row; a line on stderr if it failed
 		if [ "$SELF_END" = 1 ] && [ "$W" = udp ]; then note="${note:+$note; }receiver stopped after ${IDLE_MS} ms idle (EOF datagram lost)"
 		elif [ "$SELF_END" = 1 ]; then status=fail note="${note:+$note; }receiver did not end: stopped after ${IDLE_MS} ms idle"
 		else note="${note:+$note; }receiver stopped after ${IDLE_MS} ms idle"; fi
-	elif [ "$rrc" != 0 ] && ! { [ "$W" = udp ] && [ "$rrc" = 1 ] && grep -q 'datagrams lost' "$WORK/r.err"; }; then
+	elif [ "$rrc" != 0 ] && ! { [ "$W" = udp ] && [ "$rrc" = 5 ] && grep -q 'datagrams lost' "$WORK/r.err"; }; then
 		status=fail note="${note:+$note; }receiver exit code $rrc"
 	fi
 	if [ -n "$ckpid" ]; then
@@ -456,7 +469,8 @@ run_workload() { # W is set
 		spec "$t" 0 || continue
 		if [[ $NEED == */* ]]; then
 			if [ ! -x "$NEED" ]; then
-				if [[ $t == bare* ]]; then echo "note: $W: skipping $t: no dgram_bench ($DGB_SRC not found or not built; -D PATH)" >&2
+				if [[ $t == floor ]]; then echo "note: $W: skipping floor: udp-floor.c not built (gcc)" >&2
+				elif [[ $t == bare* ]]; then echo "note: $W: skipping $t: no dgram_bench ($DGB_SRC not found or not built; -D PATH)" >&2
 				else echo "note: $W: skipping $t: $NEED not found (cd $(cd "$HERE/../.." && pwd) && make)" >&2; fi
 				continue
 			fi
