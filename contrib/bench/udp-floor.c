@@ -56,16 +56,15 @@ int main(int argc, char **argv)
 		perror("udp-floor");
 		return 1;
 	}
+	memset(msgs, 0, sizeof msgs); /* recvmmsg sets only msg_len and msg_flags */
+	for (int i = 0; i < BATCH; i++) {
+		iov[i] = (struct iovec){buf[i], DGRAM};
+		msgs[i].msg_hdr.msg_iov = &iov[i];
+		msgs[i].msg_hdr.msg_iovlen = 1;
+	}
 	for (;;) {
-		int got;
+		int got = recvmmsg(fd, msgs, BATCH, MSG_WAITFORONE, NULL);
 
-		memset(msgs, 0, sizeof msgs);
-		for (int i = 0; i < BATCH; i++) {
-			iov[i] = (struct iovec){buf[i], DGRAM};
-			msgs[i].msg_hdr.msg_iov = &iov[i];
-			msgs[i].msg_hdr.msg_iovlen = 1;
-		}
-		got = recvmmsg(fd, msgs, BATCH, MSG_WAITFORONE, NULL);
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got < 0) {

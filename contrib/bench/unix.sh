@@ -110,11 +110,12 @@ wl_tools() { # WORKLOAD -> default tools, optional tools
 wl_base() { case $1 in stream | udp) echo nc.openbsd ;; dgram64k) echo socat ;; seed) echo bare ;; esac; }
 wl_mib() { case $1 in stream) echo 2048 ;; dgram64k | seed) echo 1024 ;; udp) echo 512 ;; esac; }
 
-# spec TOOL ENDPOINT (unix path or UDP port) -> RECV=() SEND=() SOLO=() NEED, READY
+# spec TOOL ENDPOINT (unix path or UDP port) -> RECV=() SEND=() SOLO=() NEED, MISSING (why a
+# NEED path may not be there; empty: not built yet), READY
 # (stderr|ssx|path|ssu), SELF_END (1: the receiver exits at the end of the data by itself)
 spec() {
 	local t=$1 ep=$2
-	RECV=() SEND=() SOLO=() SELF_END=0 READY=path NEED=${t%%-*}
+	RECV=() SEND=() SOLO=() SELF_END=0 READY=path NEED=${t%%-*} MISSING=
 	case $W:$t in
 	*:fastcat)
 		local both=(--report=json "${FC_ARGS[@]}")
@@ -146,9 +147,10 @@ spec() {
 	seed:bare | seed:bare-plain)
 		local m=mmsg
 		[ "$t" = bare-plain ] && m=plain
-		NEED=$DGB READY=none SOLO=("$DGB" -f unix -m "$m" -s 1024 -n $((BYTES / 1024))) ;;
+		NEED=$DGB MISSING="no dgram_bench ($DGB_SRC not found or not built; -D PATH)"
+		READY=none SOLO=("$DGB" -f unix -m "$m" -s 1024 -n $((BYTES / 1024))) ;;
 	udp:floor)
-		NEED=$FLOOR READY=ssu RECV=("$FLOOR" "$HOST" "$ep") SEND=("$FASTCAT" -q 0 -u "$HOST" "$ep") ;;
+		NEED=$FLOOR MISSING="udp-floor.c not built (gcc)" READY=ssu RECV=("$FLOOR" "$HOST" "$ep") SEND=("$FASTCAT" -q 0 -u "$HOST" "$ep") ;;
 	udp:nc.openbsd) READY=ssu RECV=(nc.openbsd -lu "$HOST" "$ep") SEND=(nc.openbsd -q 0 -u "$HOST" "$ep") ;;
 	udp:socat | udp:socat-b65507)
 		local b=()
@@ -176,23 +178,20 @@ fi
 # ---- work dir, cleanup
 bench_workdir
 
-DGB=
-if [[ ,${WLS:-$ALL_WLS}, == *,seed,* ]]; then # the bare loop, built from the research notes' source
-	if [ -f "$DGB_SRC" ] && [[ $DGB_SRC == *.c ]]; then
-		if command -v gcc > /dev/null && gcc -O2 -o "$WORK/dgram_bench" "$DGB_SRC" 2> "$WORK/gcc.err"; then
-			DGB=$WORK/dgram_bench
-		else echo "note: cannot build $DGB_SRC: $(head -c 300 "$WORK/gcc.err" 2> /dev/null)" >&2; fi
-	elif [ -x "$DGB_SRC" ]; then DGB=$DGB_SRC; fi
-	[ -n "$DGB" ] || DGB=/nonexistent/dgram_bench
-fi
+build_c() { # SOURCE NAME -> the program built into the work dir, or /nonexistent/NAME (a note said why)
+	if command -v gcc > /dev/null && gcc -O2 -o "$WORK/$2" "$1" 2> "$WORK/gcc.err"; then echo "$WORK/$2"; else
+		echo "note: cannot build $1: $(head -c 300 "$WORK/gcc.err" 2> /dev/null)" >&2
+		echo "/nonexistent/$2"
+	fi
+}
 
-FLOOR=
-if [[ ,${WLS:-$ALL_WLS}, == *,udp,* ]]; then # the receiver that does the least, for a ceiling
-	if command -v gcc > /dev/null && gcc -O2 -o "$WORK/udp-floor" "$HERE/udp-floor.c" 2> "$WORK/gcc.err"; then
-		FLOOR=$WORK/udp-floor
-	else echo "note: cannot build $HERE/udp-floor.c: $(head -c 300 "$WORK/gcc.err" 2> /dev/null)" >&2; fi
-	[ -n "$FLOOR" ] || FLOOR=/nonexistent/udp-floor
+DGB= FLOOR=
+if [[ ,${WLS:-$ALL_WLS}, == *,seed,* ]]; then # the bare loop, built from the research notes' source
+	if [ -f "$DGB_SRC" ] && [[ $DGB_SRC == *.c ]]; then DGB=$(build_c "$DGB_SRC" dgram_bench)
+	elif [ -x "$DGB_SRC" ]; then DGB=$DGB_SRC
+	else DGB=/nonexistent/dgram_bench; fi
 fi
+[[ ,${WLS:-$ALL_WLS}, == *,udp,* ]] && FLOOR=$(build_c "$HERE/udp-floor.c" udp-floor) # a ceiling
 
 source_file() { # BYTES SINKBYTES -> path of a random file of BYTES (a prefix of a bigger one if any)
 	local f=$WORK/source-$1 g avail_kib
@@ -469,9 +468,7 @@ run_workload() { # W is set
 		spec "$t" 0 || continue
 		if [[ $NEED == */* ]]; then
 			if [ ! -x "$NEED" ]; then
-				if [[ $t == floor ]]; then echo "note: $W: skipping floor: udp-floor.c not built (gcc)" >&2
-				elif [[ $t == bare* ]]; then echo "note: $W: skipping $t: no dgram_bench ($DGB_SRC not found or not built; -D PATH)" >&2
-				else echo "note: $W: skipping $t: $NEED not found (cd $(cd "$HERE/../.." && pwd) && make)" >&2; fi
+				echo "note: $W: skipping $t: ${MISSING:-$NEED not found (cd $(cd "$HERE/../.." && pwd) && make)}" >&2
 				continue
 			fi
 		elif ! command -v "$NEED" > /dev/null; then
